@@ -32,8 +32,9 @@
  *    handle (until npu_device_close()) or fences: every fence holds a
  *    reference on the device that signals it, so a kernel fence can still
  *    reach its device fd for DRM_IOCTL_RBLN_WAIT and syncobj destruction
- *    after the application closed the device handle. device_close() runs
- *    when the last reference goes.
+ *    after the application closed the device handle. npu_device_close()
+ *    calls device_close(), which waits for the handle's jobs; the last
+ *    reference calls device_release().
  *  - Buffers and queues belong to the device handle and are freed before
  *    npu_device_close() (the API's contract).
  *
@@ -64,8 +65,9 @@
  * Adding a backend: define a `const struct npu_backend_ops` and list it in
  * backend.c. The kernel backend is already wired up: backend.c refers to
  * npu_backend_kernel_ops as a weak hidden symbol and selects it (by
- * RBLN_BACKEND or because rbln devices exist) once a source file that
- * defines it is added to `kernel_backend_sources` in libnpu/meson.build.
+ * RBLN_BACKEND, or because npu_rbln_nodes() finds devices) once a source
+ * file that defines it is added to `kernel_backend_sources` in
+ * libnpu/meson.build.
  */
 #ifndef NPU_BACKEND_H
 #define NPU_BACKEND_H
@@ -116,7 +118,7 @@ struct npu_device {
 	unsigned int index;
 	unsigned int hw_index;
 	struct npu_device_info info;
-	max_align_t priv[];
+	_Alignas(max_align_t) unsigned char priv[];
 };
 
 /**
@@ -132,7 +134,7 @@ struct npu_buffer {
 	uint64_t size;
 	uint32_t flags;
 	bool imported;
-	max_align_t priv[];
+	_Alignas(max_align_t) unsigned char priv[];
 };
 
 /**
@@ -144,7 +146,7 @@ struct npu_buffer {
 struct npu_queue {
 	npu_device *dev;
 	enum npu_priority prio;
-	max_align_t priv[];
+	_Alignas(max_align_t) unsigned char priv[];
 };
 
 /**
@@ -156,7 +158,7 @@ struct npu_queue {
 struct npu_fence {
 	npu_device *dev;
 	atomic_uint refs;
-	max_align_t priv[];
+	_Alignas(max_align_t) unsigned char priv[];
 };
 
 /** npu_priv() - the backend part of a device, buffer, queue or fence. */
@@ -183,13 +185,6 @@ struct npu_backend_ops {
 	size_t fence_priv_size;
 
 	/**
-	 * @probe: whether this backend has devices on this machine, without
-	 * side effects (kernel: an rbln device node exists). Used by
-	 * NPU_BACKEND_AUTO; @where receives a short description for messages
-	 * ("/dev/accel/accel0"), at most @where_size bytes.
-	 */
-	bool (*probe)(char *where, size_t where_size);
-	/**
 	 * @context_init: set ctx->hw_count and ctx->backend. @opts is never
 	 * NULL (defaults filled with zeros); the emulated backend reads its
 	 * emul_* fields and RBLN_EMUL_* variables.
@@ -208,10 +203,16 @@ struct npu_backend_ops {
 	/** @device_open: open dev->hw_index; dev->ctx and indices are set. */
 	int (*device_open)(npu_device *dev);
 	/**
-	 * @device_close: the last reference is gone: wait for the device's
-	 * jobs to finish, then release everything of the handle.
+	 * @device_close: the application closed the handle: wait for the
+	 * jobs submitted through it to finish, then release what fences do
+	 * not need. Fences of the device may still be alive.
 	 */
 	void (*device_close)(npu_device *dev);
+	/**
+	 * @device_release: optional (may be NULL); the last reference (the
+	 * handle's or a fence's) is gone: release the rest (kernel: the fd).
+	 */
+	void (*device_release)(npu_device *dev);
 	/** @device_query: like @device_info, through the open handle. */
 	int (*device_query)(npu_device *dev, struct npu_device_info *info);
 
@@ -260,6 +261,8 @@ struct npu_backend_ops {
 	 * index, opcode mnemonic, operand and reason (npu_fail_stream()).
 	 * On success @fence (refcount 1, owned by the common layer) must
 	 * signal when the job ends; the backend takes its own references.
+	 * On failure the common layer frees @fence without fence_destroy(),
+	 * so a backend sets up its fence part only once nothing can fail.
 	 */
 	int (*submit)(npu_queue *q, const struct npu_submit_info *info,
 		      npu_fence *fence);
@@ -310,6 +313,26 @@ int64_t npu_now_ns(void);
  * (infinite) timeout, saturating on overflow.
  */
 int64_t npu_deadline(int64_t timeout_ns);
+
+/**
+ * struct npu_rbln_node - a device node of rbln.ko
+ * @path: "/dev/accel/accelN", or "/dev/rblnN" where only those exist
+ *	(containers often get just the /dev/rbln* nodes)
+ * @minor: accel minor N, or the N of rblnN for the latter
+ */
+struct npu_rbln_node {
+	char path[64];
+	unsigned int minor;
+};
+
+/**
+ * npu_rbln_nodes() - the rbln device nodes of this machine, sorted by
+ * @minor: /dev/accel/accel* whose sysfs driver is "rbln" (nodes of other
+ * accel drivers are skipped), or, when there is none, the /dev/rbln*
+ * character devices. Returns the count (0 when none; *@nodes NULL), or a
+ * negative errno; free *@nodes with free().
+ */
+int npu_rbln_nodes(struct npu_rbln_node **nodes);
 
 /** Page size of the machine. */
 uint64_t npu_page_size(void);

@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * emul.h - the emulated backend: N modelled devices inside the process.
+ *
+ * Objects and who owns what
+ *  - struct emul_ctx (npu_context.backend) owns the struct emul_hw of every
+ *    modelled device: memory accounting, scheduler and engine threads.
+ *  - struct emul_dev (npu_device priv) is one open handle of a hw device;
+ *    it counts the jobs submitted through it so that closing waits for
+ *    them. Engine threads run while a hw device has open handles.
+ *  - struct emul_buf (npu_buffer priv): a memfd mapped shared, so that
+ *    export is a dup and import a second mapping of the same pages, in
+ *    this process or another one.
+ *  - struct emul_queue is allocated apart from its npu_queue because it
+ *    outlives npu_queue_destroy() while it still holds jobs.
+ *  - struct emul_fence (npu_fence priv): status, waiters, callbacks.
+ *  - struct emul_job: a private copy of the stream, the buffer list, and
+ *    references on its out fence and wait fences.
+ *
+ * Locking: emul_hw.lifecycle serialises opening and closing handles (and
+ * so starting and stopping engines); emul_hw.lock protects the scheduler
+ * (queue list and FIFOs) and the engines' state; emul_fence.lock,
+ * emul_buf.lock and emul_dev.lock protect their own object. Only
+ * lifecycle -> lock nests; fence callbacks run with no lock held.
+ */
+#ifndef NPU_EMUL_H
+#define NPU_EMUL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "npu_backend.h"
+#include "rbln_model.h"
+
+#define EMUL_DEVICE_NAME	"RBLN-CA12"
+#define EMUL_DEFAULT_DEVICES	8
+#define EMUL_MAX_DEVICES	64
+#define EMUL_DEFAULT_MEM_SIZE	(16ULL << 30)
+#define EMUL_MAX_ENGINES	64
+#define EMUL_MAX_SUBMIT_BUFFERS	256
+/* The model bounds a stream (validation runs inside submit). */
+#define EMUL_MAX_CMD_SIZE	RBLN_MODEL_MAX_STREAM_SIZE
+
+struct emul_hw;
+struct emul_job;
+
+/**
+ * struct emul_parallel - one operation split over the engines
+ * @fn: the model's worker
+ * @arg: its argument
+ * @nparts: parts in all
+ * @next: next part to claim
+ */
+struct emul_parallel {
+	void (*fn)(void *arg, u32 part, u32 nparts);
+	void *arg;
+	u32 nparts;
+	atomic_uint next;
+};
+
+/**
+ * struct emul_queue - a queue's FIFO in the device scheduler
+ * @prev, @next: the hw device's queue list; a queue that had a job picked
+ *	moves to the tail, which makes picking round-robin within a priority
+ * @prio: priority
+ * @owner: the handle whose jobs these are
+ * @head, @tail: the FIFO of jobs not yet started
+ * @destroyed: npu_queue_destroy() was called; freed once empty
+ */
+struct emul_queue {
+	struct emul_queue *prev;
+	struct emul_queue *next;
+	enum npu_priority prio;
+	struct emul_dev *owner;
+	struct emul_job *head;
+	struct emul_job *tail;
+	bool destroyed;
+};
+
+/**
+ * struct emul_hw - one modelled device
+ * @ctx: the backend context
+ * @index: device index
+ * @numa_node: node of its memory and engine threads, -1 if none
+ * @mem_used: bytes charged by device buffers
+ * @lifecycle: serialises starting and stopping the engines
+ * @open_handles: handles open, under @lifecycle; engines run while it is
+ *	non-zero
+ * @lock: protects everything below
+ * @work: engine 0 waits here for runnable jobs
+ * @split: helper engines wait here for parallel work
+ * @split_done: engine 0 waits here for the helpers to finish a split
+ * @queues: head of the queue list
+ * @stopping: engines must exit
+ * @cancel: the device is being torn down (the model's env->cancelled)
+ * @split_work: the split being executed, NULL when none
+ * @split_busy: helpers inside @split_work
+ * @engines: engine threads ([0] runs streams)
+ * @num_engines: their count
+ */
+struct emul_hw {
+	struct emul_ctx *ctx;
+	unsigned int index;
+	int numa_node;
+	atomic_uint_fast64_t mem_used;
+	pthread_mutex_t lifecycle;
+	unsigned int open_handles;
+	pthread_mutex_t lock;
+	pthread_cond_t work;
+	pthread_cond_t split;
+	pthread_cond_t split_done;
+	struct emul_queue *queues;
+	bool stopping;
+	atomic_bool cancel;
+	struct emul_parallel *split_work;
+	unsigned int split_busy;
+	pthread_t *engines;
+	unsigned int num_engines;
+};
+
+/**
+ * struct emul_ctx - the backend part of a context
+ * @num_devices: modelled devices
+ * @mem_size: capacity of each
+ * @engines_per_device: engine threads of each
+ * @hw: the devices
+ */
+struct emul_ctx {
+	unsigned int num_devices;
+	uint64_t mem_size;
+	unsigned int engines_per_device;
+	struct emul_hw *hw;
+};
+
+/**
+ * struct emul_dev - the backend part of an npu_device
+ * @hw: the device
+ * @lock: protects @jobs
+ * @idle: signalled when @jobs drops to zero
+ * @jobs: jobs submitted through this handle and not yet finished
+ */
+struct emul_dev {
+	struct emul_hw *hw;
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	unsigned int jobs;
+};
+
+/**
+ * struct emul_buf - the backend part of an npu_buffer
+ * @fd: the memfd
+ * @map: its shared mapping, the whole buffer
+ * @charged: bytes charged to the device (0 for host and imported buffers)
+ * @lock: protects @busy
+ * @idle: signalled when @busy drops to zero
+ * @busy: unfinished jobs that list the buffer
+ */
+struct emul_buf {
+	int fd;
+	uint8_t *map;
+	uint64_t charged;
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	unsigned int busy;
+};
+
+/** struct emul_fence_cb - a callback run once when a fence signals. */
+struct emul_fence_cb {
+	struct emul_fence_cb *next;
+	void (*fn)(struct emul_fence_cb *cb);
+};
+
+/**
+ * struct emul_fence - the backend part of an npu_fence
+ * @lock: protects the rest
+ * @cond: waiters sleep here
+ * @signalled: the job ended
+ * @status: its result
+ * @callbacks: to run at signal time
+ */
+struct emul_fence {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool signalled;
+	int status;
+	struct emul_fence_cb *callbacks;
+};
+
+/**
+ * struct emul_job_wait - one wait fence of a job
+ * @cb: callback on the fence
+ * @job: the job
+ * @fence: the fence (referenced)
+ */
+struct emul_job_wait {
+	struct emul_fence_cb cb;
+	struct emul_job *job;
+	npu_fence *fence;
+};
+
+/**
+ * struct emul_job - one submission
+ * @next: FIFO link
+ * @queue: its queue
+ * @owner: handle it was submitted through
+ * @fence: signalled at the end (referenced)
+ * @pending: unsignalled wait fences, plus one while being set up
+ * @stream: private copy of the stream
+ * @stream_size: its size
+ * @bos: the model's view of the buffer list
+ * @bufs: the buffers (marked busy)
+ * @num_bos: entries in @bos and @bufs
+ * @waits: wait fences
+ * @num_waits: entries in @waits
+ */
+struct emul_job {
+	struct emul_job *next;
+	struct emul_queue *queue;
+	struct emul_dev *owner;
+	npu_fence *fence;
+	atomic_uint pending;
+	uint8_t *stream;
+	uint64_t stream_size;
+	struct rbln_model_bo *bos;
+	struct emul_buf **bufs;
+	uint32_t num_bos;
+	struct emul_job_wait *waits;
+	uint32_t num_waits;
+};
+
+/** An absolute CLOCK_MONOTONIC deadline as pthread_cond_timedwait() wants. */
+static inline struct timespec emul_timespec(int64_t ns)
+{
+	return (struct timespec){ .tv_sec = ns / 1000000000,
+				  .tv_nsec = ns % 1000000000 };
+}
+
+/** Init a condition variable that times out by CLOCK_MONOTONIC. */
+static inline void emul_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+static inline struct emul_ctx *emul_ctx(npu_context *ctx)
+{
+	return ctx->backend;
+}
+
+static inline struct emul_dev *emul_dev(npu_device *dev)
+{
+	return npu_priv(dev);
+}
+
+static inline struct emul_buf *emul_buf(npu_buffer *buf)
+{
+	return npu_priv(buf);
+}
+
+/** The backend part of an npu_queue: the scheduler's queue it stands for. */
+struct emul_queue_handle {
+	struct emul_queue *queue;
+};
+
+static inline struct emul_queue *emul_queue(npu_queue *q)
+{
+	return ((struct emul_queue_handle *)npu_priv(q))->queue;
+}
+
+static inline struct emul_fence *emul_fence(npu_fence *f)
+{
+	return npu_priv(f);
+}
+
+/* emul_context.c */
+int emul_context_init(npu_context *ctx, const struct npu_context_options *opts);
+void emul_context_fini(npu_context *ctx);
+int emul_device_info(npu_context *ctx, unsigned int hw_index,
+		     struct npu_device_info *info);
+
+/* emul_device.c */
+int emul_device_open(npu_device *dev);
+void emul_device_close(npu_device *dev);
+int emul_device_query(npu_device *dev, struct npu_device_info *info);
+/** A job of @d finished. */
+void emul_dev_job_done(struct emul_dev *d);
+
+/* emul_buffer.c */
+int emul_buffer_alloc(npu_buffer *buf, uint64_t size, uint32_t flags);
+void emul_buffer_free(npu_buffer *buf);
+int emul_buffer_map(npu_buffer *buf, void **ptr);
+int emul_buffer_export(npu_buffer *buf, int *fd);
+int emul_buffer_import(npu_buffer *buf, int fd);
+int emul_buffer_wait_idle(npu_buffer *buf, int64_t deadline);
+/** Mark @b used by one more job / one job fewer. */
+void emul_buf_busy(struct emul_buf *b);
+void emul_buf_unbusy(struct emul_buf *b);
+
+/* emul_fence.c */
+void emul_fence_init(npu_fence *f);
+int emul_fence_wait(npu_fence *f, int64_t deadline);
+void emul_fence_destroy(npu_fence *f);
+/** End the job: set @status, wake waiters, run callbacks. */
+void emul_fence_signal(npu_fence *f, int status);
+/**
+ * Run @cb->fn when @f signals; false (and nothing registered) when it has
+ * signalled already.
+ */
+bool emul_fence_add_callback(npu_fence *f, struct emul_fence_cb *cb);
+/** Status of a signalled fence. */
+int emul_fence_status(npu_fence *f);
+
+/* emul_sched.c: queues */
+int emul_queue_create(npu_queue *q);
+void emul_queue_destroy(npu_queue *q);
+
+/* emul_submit.c */
+int emul_submit(npu_queue *q, const struct npu_submit_info *info,
+		npu_fence *fence);
+
+/* emul_sched.c: the scheduler, called with hw->lock held */
+/** Append @job to its queue's FIFO. */
+void emul_sched_enqueue(struct emul_job *job);
+/** The next job to run (removed from its FIFO), or NULL. */
+struct emul_job *emul_sched_pick(struct emul_hw *hw);
+/** Unlink and free @q if it is destroyed and empty. */
+void emul_sched_reap_queue(struct emul_hw *hw, struct emul_queue *q);
+
+/* emul_engine.c */
+/** Start the engine threads of @hw (first handle opened). */
+int emul_engines_start(struct emul_hw *hw);
+/** Stop and join them (last handle closed, no jobs left). */
+void emul_engines_stop(struct emul_hw *hw);
+/** Wake engine 0 because a job may have become runnable. */
+void emul_engines_kick(struct emul_hw *hw);
+/** Run @fn for every part on all engines of @hw (engine 0 only). */
+void emul_engines_parallel(struct emul_hw *hw,
+			   void (*fn)(void *arg, u32 part, u32 nparts),
+			   void *arg, u32 nparts);
+
+/* emul_job.c */
+/** Run @job on the calling engine thread, signal and free it. */
+void emul_job_run(struct emul_hw *hw, struct emul_job *job);
+/** Free a job that never ran (setup failure). */
+void emul_job_free(struct emul_job *job);
+
+/* emul_env.c */
+/** The model's services for jobs of @hw. */
+void emul_env_init(struct emul_hw *hw, struct rbln_model_env *env);
+
+#endif /* NPU_EMUL_H */

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Engine threads ("neural engines") of an emulated device. Engine 0 takes
+ * runnable jobs from the scheduler and runs their streams; engines 1..n-1
+ * help with the parts of one command when the model splits it
+ * (env->parallel). Threads run on the device's NUMA node and with signals
+ * blocked, as library threads should, so the application's signal
+ * handlers never run on them.
+ */
+#include <errno.h>
+#include <numa.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "emul.h"
+
+static void run_on_device_node(struct emul_hw *hw)
+{
+	if (hw->numa_node >= 0 && numa_available() >= 0)
+		numa_run_on_node(hw->numa_node);
+}
+
+static void *stream_engine(void *arg)
+{
+	struct emul_hw *hw = arg;
+
+	run_on_device_node(hw);
+	pthread_mutex_lock(&hw->lock);
+	for (;;) {
+		struct emul_job *job = emul_sched_pick(hw);
+
+		if (job) {
+			pthread_mutex_unlock(&hw->lock);
+			emul_job_run(hw, job);
+			pthread_mutex_lock(&hw->lock);
+			continue;
+		}
+		if (hw->stopping)
+			break;
+		pthread_cond_wait(&hw->work, &hw->lock);
+	}
+	pthread_mutex_unlock(&hw->lock);
+	return NULL;
+}
+
+static void run_parts(struct emul_parallel *w)
+{
+	unsigned int part;
+
+	while ((part = atomic_fetch_add(&w->next, 1)) < w->nparts)
+		w->fn(w->arg, part, w->nparts);
+}
+
+static void *helper_engine(void *arg)
+{
+	struct emul_hw *hw = arg;
+
+	run_on_device_node(hw);
+	pthread_mutex_lock(&hw->lock);
+	while (!hw->stopping) {
+		struct emul_parallel *w = hw->split_work;
+
+		if (w && atomic_load(&w->next) < w->nparts) {
+			hw->split_busy++;
+			pthread_mutex_unlock(&hw->lock);
+			run_parts(w);
+			pthread_mutex_lock(&hw->lock);
+			if (--hw->split_busy == 0)
+				pthread_cond_broadcast(&hw->split_done);
+			continue;
+		}
+		pthread_cond_wait(&hw->split, &hw->lock);
+	}
+	pthread_mutex_unlock(&hw->lock);
+	return NULL;
+}
+
+void emul_engines_parallel(struct emul_hw *hw,
+			   void (*fn)(void *arg, u32 part, u32 nparts),
+			   void *arg, u32 nparts)
+{
+	struct emul_parallel w = { .fn = fn, .arg = arg, .nparts = nparts };
+
+	atomic_init(&w.next, 0);
+	pthread_mutex_lock(&hw->lock);
+	hw->split_work = &w;
+	pthread_cond_broadcast(&hw->split);
+	pthread_mutex_unlock(&hw->lock);
+
+	run_parts(&w);
+
+	/* Every part is claimed; wait for helpers still inside theirs. */
+	pthread_mutex_lock(&hw->lock);
+	hw->split_work = NULL;
+	while (hw->split_busy)
+		pthread_cond_wait(&hw->split_done, &hw->lock);
+	pthread_mutex_unlock(&hw->lock);
+}
+
+static void join_engines(struct emul_hw *hw, unsigned int count)
+{
+	pthread_mutex_lock(&hw->lock);
+	hw->stopping = true;
+	atomic_store(&hw->cancel, true);
+	pthread_cond_broadcast(&hw->work);
+	pthread_cond_broadcast(&hw->split);
+	pthread_mutex_unlock(&hw->lock);
+	for (unsigned int i = 0; i < count; i++)
+		pthread_join(hw->engines[i], NULL);
+	free(hw->engines);
+	hw->engines = NULL;
+	/* Ready for the next first open. */
+	hw->stopping = false;
+	atomic_store(&hw->cancel, false);
+}
+
+int emul_engines_start(struct emul_hw *hw)
+{
+	sigset_t all, old;
+	int err = 0;
+	unsigned int started;
+
+	hw->engines = calloc(hw->num_engines, sizeof(*hw->engines));
+	if (!hw->engines)
+		return npu_fail(-ENOMEM, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (started = 0; started < hw->num_engines; started++) {
+		err = pthread_create(&hw->engines[started], NULL,
+				     started ? helper_engine : stream_engine, hw);
+		if (err)
+			break;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		join_engines(hw, started);
+		return npu_fail(-err, "device %u: starting engine thread %u: %s",
+				hw->index, started, npu_strerror(err));
+	}
+	return 0;
+}
+
+void emul_engines_stop(struct emul_hw *hw)
+{
+	join_engines(hw, hw->num_engines);
+}
+
+void emul_engines_kick(struct emul_hw *hw)
+{
+	pthread_mutex_lock(&hw->lock);
+	pthread_cond_signal(&hw->work);
+	pthread_mutex_unlock(&hw->lock);
+}

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Running one job on engine 0 and ending it.
+ *
+ * A job whose wait fence failed does not run: it ends with -ECANCELED, as
+ * a drm_sched job whose dependency carries an error is not run either.
+ * Its buffers may hold what the failed job left half-done, and running on
+ * them would turn one failure into wrong data downstream.
+ */
+#include <errno.h>
+
+#include "emul.h"
+
+static bool a_wait_failed(const struct emul_job *job)
+{
+	for (uint32_t i = 0; i < job->num_waits; i++)
+		if (emul_fence_status(job->waits[i].fence) != 0)
+			return true;
+	return false;
+}
+
+void emul_job_run(struct emul_hw *hw, struct emul_job *job)
+{
+	struct rbln_model_env env;
+	int status;
+
+	if (a_wait_failed(job)) {
+		status = -ECANCELED;
+	} else {
+		emul_env_init(hw, &env);
+		status = rbln_model_execute(job->stream, job->stream_size,
+					    job->bos, job->num_bos, &env, NULL);
+	}
+
+	/*
+	 * The order matters. Buffers go idle before the fence signals, so a
+	 * thread that waited for the fence can free them at once. Wait fences
+	 * (which hold their devices) are dropped before the owner's job count,
+	 * because once that count is zero the owner's close may finish and
+	 * with it the context. The job's own fence reference goes last: the
+	 * fence holds the owner's device, which keeps it valid until then.
+	 */
+	for (uint32_t i = 0; i < job->num_bos; i++)
+		emul_buf_unbusy(job->bufs[i]);
+	emul_fence_signal(job->fence, status);
+	for (uint32_t i = 0; i < job->num_waits; i++)
+		npu_fence_release(job->waits[i].fence);
+
+	struct emul_dev *owner = job->owner;
+	npu_fence *fence = job->fence;
+
+	emul_job_free(job);
+	emul_dev_job_done(owner);
+	npu_fence_release(fence);
+}
