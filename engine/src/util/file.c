@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+#include "file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int open_regular(const char *path, struct stat *st, struct rbln_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return rbln_error_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(fd, st) < 0) {
+		int e = errno;
+
+		close(fd);
+		return rbln_error_set(err, -e, "%s: cannot stat: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return rbln_error_set(err, -EINVAL, "%s: not a regular file", path);
+	}
+	return fd;
+}
+
+int rbln_file_read(const char *path, char **data, size_t *len, struct rbln_error *err)
+{
+	struct stat st;
+	size_t size, got = 0;
+	char *buf;
+	int fd;
+
+	fd = open_regular(path, &st, err);
+	if (fd < 0)
+		return fd;
+	size = (size_t)st.st_size;
+	buf = malloc(size + 1);
+	if (!buf) {
+		close(fd);
+		return rbln_error_set(err, -ENOMEM, "%s: out of memory reading %zu bytes", path, size);
+	}
+	while (got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+
+			free(buf);
+			close(fd);
+			return rbln_error_set(err, -e, "%s: read failed: %s", path,
+					      n < 0 ? strerror(e) : "file shrank while reading");
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[size] = '\0';
+	*data = buf;
+	*len = size;
+	return 0;
+}
+
+int rbln_file_map(const char *path, struct rbln_mapping *map, struct rbln_error *err)
+{
+	struct stat st;
+	void *addr;
+	int fd;
+
+	map->addr = NULL;
+	map->len = 0;
+	fd = open_regular(path, &st, err);
+	if (fd < 0)
+		return fd;
+	if (st.st_size == 0) {
+		close(fd);
+		return 0;
+	}
+	addr = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (addr == MAP_FAILED)
+		return rbln_error_set(err, -errno, "%s: mmap failed: %s", path, strerror(errno));
+	map->addr = addr;
+	map->len = (size_t)st.st_size;
+	return 0;
+}
+
+void rbln_file_unmap(struct rbln_mapping *map)
+{
+	if (map->addr)
+		munmap((void *)map->addr, map->len);
+	map->addr = NULL;
+	map->len = 0;
+}
+
+bool rbln_file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+char *rbln_path_join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	bool slash = dl && dir[dl - 1] != '/';
+	char *p = malloc(dl + slash + nl + 1);
+
+	if (!p)
+		return NULL;
+	memcpy(p, dir, dl);
+	if (slash)
+		p[dl] = '/';
+	memcpy(p + dl + slash, name, nl + 1);
+	return p;
+}

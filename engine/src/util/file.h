@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Small file helpers: whole-file reads, read-only mappings, path joining. */
+#ifndef RBLN_FILE_H
+#define RBLN_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rbln_error.h"
+
+/* Reads a file into a NUL-terminated heap buffer; errors name the path. */
+int rbln_file_read(const char *path, char **data, size_t *len, struct rbln_error *err);
+
+struct rbln_mapping {
+	const void *addr;	/* NULL for an empty file */
+	size_t len;
+};
+
+/* Maps a whole file read-only (private, so later writers cannot change what
+ * we validated, short of truncating it). */
+int rbln_file_map(const char *path, struct rbln_mapping *map, struct rbln_error *err);
+void rbln_file_unmap(struct rbln_mapping *map);
+
+bool rbln_file_exists(const char *path);
+
+/* Returns "dir/name" in a heap buffer, or NULL when out of memory. */
+char *rbln_path_join(const char *dir, const char *name);
+
+#endif
