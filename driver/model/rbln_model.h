@@ -17,8 +17,18 @@
 #include "rbln_isa.h"
 
 /* Access bits of &rbln_model_bo.access; equal to DRM_RBLN_BO_READ/WRITE. */
-#define RBLN_MODEL_READ		(1U << 0)
-#define RBLN_MODEL_WRITE	(1U << 1)
+#define RBLN_MODEL_READ		0x1U
+#define RBLN_MODEL_WRITE	0x2U
+
+/**
+ * RBLN_MODEL_MAX_STREAM_SIZE - largest stream the model accepts (16 MiB)
+ *
+ * Bounds the work one validation does (it runs in the submit ioctl) and keeps
+ * every command offset within &rbln_model_diag.cmd_offset. 16 MiB holds over
+ * 200000 ADD commands, far more than one step of a compiled program needs.
+ * Homes report at most this as &drm_rbln_device_info.max_cmd_size.
+ */
+#define RBLN_MODEL_MAX_STREAM_SIZE	(16U << 20)
 
 /**
  * struct rbln_model_bo - one entry of the buffer list as the model sees it
@@ -41,6 +51,14 @@ struct rbln_model_bo {
  * @operand: index of the offending operand, RBLN_ISA_NO_INDEX if none
  *
  * Same layout as &struct drm_rbln_submit_diag, so homes copy it as is.
+ *
+ * Errors of the stream header (size, magic, version, header size, header
+ * flags) have @cmd_index 0 and @cmd_offset 0 (the header's own offset; real
+ * commands start at 16) with @opcode and @operand RBLN_ISA_NO_INDEX.
+ * Errors in a field of a command that is not an operand (flags, pad, NOP
+ * body, op, cond, timeout) have @operand RBLN_ISA_NO_INDEX. Operands are
+ * numbered in the order of the command structure: FILL dst 0; COPY dst 0,
+ * src 1; SEM_SIGNAL/SEM_WAIT sem 0; ADD dst 0, a 1, b 2.
  */
 struct rbln_model_diag {
 	u32 reason;
@@ -61,12 +79,16 @@ struct rbln_model_diag {
  *	device's engines and return when all are done; NULL runs serially
  * @engines: number of engines @parallel spreads work over (at least 1)
  * @priv: passed to every callback
+ *
+ * @now_ns, @relax and @cancelled are required. @cancelled and @now_ns are
+ * also called from the engines @parallel runs parts on, concurrently.
  */
 struct rbln_model_env {
 	u64 (*now_ns)(void *priv);
 	void (*relax)(void *priv, u32 spins);
 	bool (*cancelled)(void *priv);
-	void (*parallel)(void *priv, void (*fn)(void *arg, u32 part, u32 nparts),
+	void (*parallel)(void *priv,
+			 void (*fn)(void *arg, u32 part, u32 nparts),
 			 void *arg, u32 nparts);
 	u32 engines;
 	void *priv;
@@ -82,6 +104,13 @@ struct rbln_model_env {
  *	(reason RBLN_ISA_OK) on success. May be NULL.
  *
  * Never reads outside @stream[0..@size) and never touches buffer contents.
+ * @stream needs no particular alignment. Checks run in stream order and the
+ * first failure is reported; within a command: the header (opcode, size,
+ * truncation, flags), then the other fields (pad, NOP body, op or cond,
+ * timeout), then each operand in order (flags, bo index, overflow, bounds,
+ * alignment, length, access), then relations between operands (equal
+ * lengths, overlap). @bos entries are distinct buffers: overlap is judged by
+ * bo index and offsets.
  *
  * Return: 0, or -RBLN_EINVAL with @diag saying why.
  */
@@ -98,8 +127,24 @@ int rbln_model_validate(const void *stream, u64 size,
  * @env: the home's services
  * @diag: on failure, the command that failed (may be NULL)
  *
+ * The stream is decoded and checked again command by command as it runs (a
+ * few compares per command), so a stream that was not validated is refused
+ * with -RBLN_EINVAL at its first bad command instead of touching memory it
+ * must not. A command whose buffer has no @cpu mapping fails with -RBLN_EIO.
+ *
+ * ADD produces IEEE-754 binary32 sums rounded to nearest even, denormals
+ * kept, in both homes. NaN results are made deterministic (the compilers of
+ * the two homes may order the operands of an addition differently, which
+ * changes which NaN propagates): if @a is NaN the result is @a quieted, else
+ * if @b is NaN it is @b quieted, else an invalid operation (inf - inf) gives
+ * the x86 default NaN 0xffc00000. This is what x86 ADDSS does in that order.
+ *
  * Return: 0; -RBLN_ETIMEDOUT when a SEM_WAIT expired; -RBLN_ECANCELED when
- * @env->cancelled() became true. Commands before the failing one have run.
+ * @env->cancelled() became true; -RBLN_EINVAL for a stream that does not
+ * validate or an @env without its required callbacks; -RBLN_EIO as above.
+ * Commands before the failing one have run; @diag then names the failing
+ * command, filled as rbln_model_validate() does for -RBLN_EINVAL, else with
+ * @reason RBLN_ISA_OK and @operand RBLN_ISA_NO_INDEX. Zeroed on success.
  */
 int rbln_model_execute(const void *stream, u64 size,
 		       const struct rbln_model_bo *bos, u32 nbos,
@@ -115,8 +160,11 @@ int rbln_model_execute(const void *stream, u64 size,
 const char *rbln_model_error_str(u32 reason);
 
 /**
- * rbln_model_opcode_name() - mnemonic of an opcode ("COPY"), or NULL
+ * rbln_model_opcode_name() - mnemonic of an opcode
  * @opcode: the opcode
+ *
+ * Return: a static string ("COPY"), or NULL for an opcode ISA 1.0 does not
+ * define.
  */
 const char *rbln_model_opcode_name(u32 opcode);
 

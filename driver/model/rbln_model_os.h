@@ -14,30 +14,110 @@
 #include <linux/types.h>
 #include <linux/string.h>
 #include <linux/compiler.h>
-#include <asm/fpu/api.h>
+/*
+ * Files built with CC_FLAGS_FPU (rbln_model_ops_f32.c) may not include the
+ * FPU API; they run inside a bracket opened by a file that does.
+ */
+#ifndef _LINUX_FPU_COMPILATION_UNIT
+#include <linux/fpu.h>
+#ifdef CONFIG_X86
+#include <asm/cpufeature.h>
+#endif
 
-static inline void rbln_os_fpu_begin(void) { kernel_fpu_begin(); }
-static inline void rbln_os_fpu_end(void) { kernel_fpu_end(); }
+/*
+ * kernel_fpu_begin() also loads the default MXCSR (round to nearest, no
+ * flush-to-zero, no denormals-are-zero), which is what makes float results
+ * identical to userspace's, where rbln_os_fpu_begin() does the same.
+ */
+static inline void rbln_os_fpu_begin(void)
+{
+	kernel_fpu_begin();
+}
+
+static inline void rbln_os_fpu_end(void)
+{
+	kernel_fpu_end();
+}
+
+/* The kernel clears AVX2 when the OS does not manage the YMM state. */
+static inline bool rbln_os_cpu_has_avx2(void)
+{
+#ifdef CONFIG_X86
+	return boot_cpu_has(X86_FEATURE_AVX2);
+#else
+	return false;
+#endif
+}
+#endif /* _LINUX_FPU_COMPILATION_UNIT */
 #else
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
 
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int16_t s16;
-typedef int32_t s32;
-typedef int64_t s64;
+/*
+ * The compiler's own names for the <stdint.h> types: the same types as
+ * uint8_t..int64_t, spelled so that kernel style checks accept them.
+ */
+typedef __UINT8_TYPE__ u8;
+typedef __UINT16_TYPE__ u16;
+typedef __UINT32_TYPE__ u32;
+typedef __UINT64_TYPE__ u64;
+typedef __INT16_TYPE__ s16;
+typedef __INT32_TYPE__ s32;
+typedef __INT64_TYPE__ s64;
 
 /* The three libc functions the model calls; the kernel has the same three. */
 void *memcpy(void *dst, const void *src, size_t n);
 void *memmove(void *dst, const void *src, size_t n);
 void *memset(void *dst, int c, size_t n);
 
-static inline void rbln_os_fpu_begin(void) { }
-static inline void rbln_os_fpu_end(void) { }
+#if defined(__x86_64__)
+/*
+ * The application may run with flush-to-zero/denormals-are-zero or another
+ * rounding mode set in MXCSR (e.g. when linked with -ffast-math). Float work
+ * of the model runs with the default MXCSR, as kernel_fpu_begin() arranges
+ * in the kernel; the caller's value is restored afterwards. Begin and end
+ * are called on one thread, in one translation unit, never nested.
+ */
+#define RBLN_OS_MXCSR_DEFAULT	0x1f80U
+
+static inline unsigned int *rbln_os_mxcsr_saved(void)
+{
+	static __thread unsigned int saved;
+
+	return &saved;
+}
+
+static inline void rbln_os_fpu_begin(void)
+{
+	*rbln_os_mxcsr_saved() = __builtin_ia32_stmxcsr();
+	__builtin_ia32_ldmxcsr(RBLN_OS_MXCSR_DEFAULT);
+}
+
+static inline void rbln_os_fpu_end(void)
+{
+	__builtin_ia32_ldmxcsr(*rbln_os_mxcsr_saved());
+}
+
+/* libgcc's check includes the OS (XGETBV) support for the YMM state. */
+static inline bool rbln_os_cpu_has_avx2(void)
+{
+	return __builtin_cpu_supports("avx2");
+}
+#else
+static inline void rbln_os_fpu_begin(void)
+{
+}
+
+static inline void rbln_os_fpu_end(void)
+{
+}
+
+static inline bool rbln_os_cpu_has_avx2(void)
+{
+	return false;
+}
+#endif
 #endif
 
 /*
@@ -59,6 +139,17 @@ static inline void rbln_os_store_release64(u64 *p, u64 v)
 static inline void rbln_os_add_release64(u64 *p, u64 v)
 {
 	__atomic_fetch_add(p, v, __ATOMIC_RELEASE);
+}
+
+/* Flags several engines of one device read and write while splitting work. */
+static inline u32 rbln_os_load_relaxed32(const u32 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline void rbln_os_store_relaxed32(u32 *p, u32 v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 
 static inline void rbln_os_fence(void)
