@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# tests/vm/run.sh - test rbln.ko in a QEMU virtual machine, in one command.
+#
+# On a fresh Debian 12 machine (as root) it installs what it needs, builds
+# the module against Debian's 6.12 headers from bookworm-backports and the
+# userspace programs with Meson, boots the 6.12 kernel under QEMU's TCG
+# emulation (no KVM) with a small initramfs (busybox, the drm, gpu-sched,
+# drm_shmem_helper and 9p modules, rbln.ko) and the host's root shared
+# read-only over virtio-9p, and runs tests/vm/guest.sh inside: the libnpu
+# conformance suite against the kernel backend, rbln-smi and the /dev/rbln
+# links, ioctl negative tests, a stress run, fault injection and recovery,
+# kernel-vs-emulated bit-identical results, hot unplug, and load/unload
+# cycles. Output comes back over the serial console.
+#
+# The run fails on any failed check and on any BUG:, WARNING:, Oops,
+# lockup, hung task or leak report in the guest's kernel log; the guest log
+# is printed then. The last line is "vm: N passed, N failed".
+#
+# Environment:
+#   BUILD_DIR    Meson build directory of the userspace (default: build)
+#   VM_WORK      scratch directory (default: /tmp/rbln-vm)
+#   VM_TIMEOUT   seconds before the VM is killed (default: 900)
+#   VM_CYCLES    load/use/unload cycles (default: 20)
+#   VM_STRESS_SECONDS  length of the stress run (default: 20)
+#   VM_NO_INSTALL=1    do not call apt-get (everything must be there)
+#
+# Exit status: 0 when every check passed and the kernel log is clean.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD_DIR=${BUILD_DIR:-build}
+case $BUILD_DIR in /*) ;; *) BUILD_DIR=$top/$BUILD_DIR ;; esac
+VM_WORK=${VM_WORK:-/tmp/rbln-vm}
+VM_TIMEOUT=${VM_TIMEOUT:-900}
+VM_CYCLES=${VM_CYCLES:-20}
+VM_STRESS_SECONDS=${VM_STRESS_SECONDS:-20}
+export DEBIAN_FRONTEND=noninteractive
+
+say() { printf 'vm: %s\n' "$*"; }
+die() {
+	say "setup failed: $*"
+	echo "vm: 0 passed, 1 failed"
+	exit 1
+}
+
+# ------------------------------------------------------------- packages
+
+# The bookworm-backports suite, from the same mirror as the bookworm entry.
+add_backports() {
+	local mirror=""
+
+	if grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+		return 0
+	fi
+	if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+		mirror=$(awk '/^URIs:/ { uri = $2 } /^Suites:/ && / bookworm( |$)/ { print uri; exit }' \
+			/etc/apt/sources.list.d/debian.sources)
+	fi
+	if [ -z "$mirror" ] && [ -f /etc/apt/sources.list ]; then
+		mirror=$(awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' /etc/apt/sources.list)
+	fi
+	mirror=${mirror:-http://deb.debian.org/debian}
+	say "adding bookworm-backports from $mirror"
+	cat >/etc/apt/sources.list.d/bookworm-backports.sources <<-EOF
+	Types: deb
+	URIs: $mirror
+	Suites: bookworm-backports
+	Components: main
+	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	EOF
+}
+
+newest_kver() {
+	ls -d /usr/src/linux-headers-6.12*-amd64 2>/dev/null | sort -V | tail -n 1 |
+		sed 's|.*/linux-headers-||'
+}
+
+install_packages() {
+	local need=() kver
+
+	command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+	dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' ||
+		need+=(busybox-static)
+	command -v cpio >/dev/null || need+=(cpio)
+	command -v xz >/dev/null || need+=(xz-utils)
+	command -v make >/dev/null || need+=(make)
+	command -v gcc >/dev/null || need+=(gcc)
+	command -v meson >/dev/null || need+=(meson)
+	command -v ninja >/dev/null || need+=(ninja-build)
+	kver=$(newest_kver)
+	if [ ${#need[@]} -gt 0 ]; then
+		[ "${VM_NO_INSTALL:-0}" = 1 ] && die "missing packages: ${need[*]}"
+		say "installing ${need[*]}"
+		apt-get update -q >/dev/null || die "apt-get update"
+		apt-get install -y -q "${need[@]}" >/dev/null || die "apt-get install ${need[*]}"
+	fi
+	if [ -z "$kver" ] || [ ! -f "/boot/vmlinuz-$kver" ] || [ ! -d "/lib/modules/$kver" ]; then
+		[ "${VM_NO_INSTALL:-0}" = 1 ] && die "the 6.12 kernel image and headers are missing"
+		add_backports
+		say "installing the 6.12 kernel image and headers from bookworm-backports"
+		apt-get update -q >/dev/null || die "apt-get update"
+		apt-get install -y -q -t bookworm-backports linux-image-amd64 linux-headers-amd64 \
+			>/dev/null || die "apt-get install linux-image-amd64 linux-headers-amd64"
+	fi
+}
+
+install_packages
+KVER=$(newest_kver)
+[ -n "$KVER" ] || die "no linux-headers-6.12*-amd64 in /usr/src"
+KDIR=/usr/src/linux-headers-$KVER
+KIMG=/boot/vmlinuz-$KVER
+MODDIR=/lib/modules/$KVER
+[ -r "$KIMG" ] || die "no kernel image $KIMG"
+[ -d "$MODDIR" ] || die "no modules in $MODDIR"
+say "kernel $KVER"
+
+# ------------------------------------------------------------- builds
+
+say "building rbln.ko"
+make -s -C "$KDIR" M="$top" W=1 modules >"$VM_WORK.build.log" 2>&1 ||
+	{ cat "$VM_WORK.build.log"; die "module build failed"; }
+
+say "building userspace in $BUILD_DIR"
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+	meson setup "$BUILD_DIR" "$top" >"$VM_WORK.meson.log" 2>&1 ||
+		{ cat "$VM_WORK.meson.log"; die "meson setup failed"; }
+fi
+ninja -C "$BUILD_DIR" >"$VM_WORK.ninja.log" 2>&1 ||
+	{ tail -n 50 "$VM_WORK.ninja.log"; die "userspace build failed"; }
+
+# ------------------------------------------------------------- initramfs
+
+rm -rf "$VM_WORK"
+mkdir -p "$VM_WORK/root" || die "cannot create $VM_WORK"
+root=$VM_WORK/root
+mkdir -p "$root"/{bin,dev,proc,sys,host,lib/modules,tmp}
+cp /bin/busybox "$root/bin/busybox" || die "no /bin/busybox"
+for app in sh mount umount insmod mkdir cat echo sleep poweroff mknod ls; do
+	ln -s busybox "$root/bin/$app"
+done
+
+# Modules in load order: each after its dependencies (modules.dep).
+declare -A seen=()
+order=()
+dep_path() { # module name -> path relative to MODDIR
+	local name=${1//-/_}
+	awk -F: -v n="$name" '{
+		p = $1; b = p; sub(/.*\//, "", b); sub(/\.ko(\.xz|\.zst|\.gz)?$/, "", b)
+		gsub(/-/, "_", b)
+		if (b == n) { print p; exit }
+	}' "$MODDIR/modules.dep"
+}
+add_module() { # path relative to MODDIR
+	local path=$1 deps d
+	[ -n "${seen[$path]:-}" ] && return
+	seen[$path]=1
+	deps=$(awk -F: -v p="$path" '$1 == p { print $2; exit }' "$MODDIR/modules.dep")
+	for d in $deps; do add_module "$d"; done
+	order+=("$path")
+}
+for m in drm drm_shmem_helper gpu-sched 9pnet_virtio 9p; do
+	p=$(dep_path "$m")
+	[ -n "$p" ] || die "module $m not in $MODDIR/modules.dep"
+	add_module "$p"
+done
+: >"$root/lib/modules/load-order"
+for p in "${order[@]}"; do
+	base=$(basename "$p")
+	base=${base%.xz}
+	case $p in
+	*.xz) xz -dc "$MODDIR/$p" >"$root/lib/modules/$base" || die "xz $p" ;;
+	*) cp "$MODDIR/$p" "$root/lib/modules/$base" || die "cp $p" ;;
+	esac
+	echo "$base" >>"$root/lib/modules/load-order"
+done
+cp "$top/rbln.ko" "$root/lib/modules/rbln.ko"
+
+cat >"$root/init" <<EOF
+#!/bin/sh
+# Guest init: load the modules, share the host's root, run the tests.
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+for m in \$(cat /lib/modules/load-order); do
+	insmod /lib/modules/\$m || echo "VM-FAIL: insmod \$m"
+done
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot /host ||
+	echo "VM-FAIL: mount 9p host root"
+mount -t proc proc /host/proc
+mount -t sysfs sysfs /host/sys
+mount -t devtmpfs devtmpfs /host/dev
+mount -t devpts devpts /host/dev/pts 2>/dev/null
+mount -t tmpfs tmpfs /host/tmp
+mount -t tmpfs tmpfs /host/run
+mount -t debugfs debugfs /host/sys/kernel/debug
+cp /lib/modules/rbln.ko /host/tmp/rbln.ko
+echo "VM-BOOTED"
+/bin/busybox chroot /host /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	HOME=/tmp TMPDIR=/tmp TOP="$top" BUILD_DIR="$BUILD_DIR" \
+	VM_CYCLES="$VM_CYCLES" VM_STRESS_SECONDS="$VM_STRESS_SECONDS" \
+	/bin/bash "$top/tests/vm/guest.sh"
+echo "VM-DONE \$?"
+echo "VM-DMESG-BEGIN"
+/bin/busybox dmesg
+echo "VM-DMESG-END"
+poweroff -f
+EOF
+chmod +x "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1 >"$VM_WORK/initramfs.gz") ||
+	die "cannot pack the initramfs"
+
+# ------------------------------------------------------------- boot
+
+log=$VM_WORK/serial.log
+say "booting $KIMG under QEMU TCG (log: $log)"
+start=$(date +%s)
+timeout --foreground -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
+	-accel tcg -cpu max -smp 2,sockets=2,cores=1,threads=1 -m 3072 \
+	-object memory-backend-ram,id=m0,size=1536M \
+	-object memory-backend-ram,id=m1,size=1536M \
+	-numa node,nodeid=0,cpus=0,memdev=m0 \
+	-numa node,nodeid=1,cpus=1,memdev=m1 \
+	-no-reboot -nodefaults -display none -monitor none -serial stdio \
+	-kernel "$KIMG" -initrd "$VM_WORK/initramfs.gz" \
+	-append "console=ttyS0 loglevel=4 panic=-1 oops=panic softlockup_panic=0 nokaslr rdinit=/init" \
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	</dev/null >"$log" 2>&1
+qrc=$?
+say "VM ran $(( $(date +%s) - start )) s (qemu exit $qrc)"
+
+# ------------------------------------------------------------- verdict
+
+tr -d '\r' <"$log" >"$log.txt"
+passed=$(grep -c '^VM-PASS: ' "$log.txt")
+failed=$(grep -c '^VM-FAIL: ' "$log.txt")
+grep -E '^VM-(PASS|FAIL|INFO): ' "$log.txt"
+
+# Kernel problems anywhere in the console output or the final dmesg.
+bad='(BUG:|WARNING:|Oops|general protection fault|Kernel panic|soft lockup|hard LOCKUP|rcu_sched self-detected stall|rcu: INFO|blocked for more than|hung_task|kmemleak|rbln: leak|UBSAN:|KASAN:|Call Trace:|refcount_t:|list_add corruption|list_del corruption|sleeping function called from invalid context|scheduling while atomic)'
+if grep -Eq "$bad" "$log.txt"; then
+	say "kernel log reports problems:"
+	grep -En "$bad" "$log.txt" | head -n 20
+	failed=$((failed + 1))
+	echo "VM-FAIL: clean kernel log"
+else
+	passed=$((passed + 1))
+	echo "VM-PASS: clean kernel log"
+fi
+if ! grep -q '^VM-DONE 0' "$log.txt"; then
+	if ! grep -q '^VM-DONE' "$log.txt"; then
+		say "the guest did not finish (timeout ${VM_TIMEOUT}s or crash)"
+		failed=$((failed + 1))
+		echo "VM-FAIL: guest finished"
+	fi
+fi
+
+if [ "$failed" -ne 0 ]; then
+	say "guest log follows"
+	echo "----------------------------------------------------------------"
+	cat "$log.txt"
+	echo "----------------------------------------------------------------"
+fi
+echo "vm: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
