@@ -94,6 +94,8 @@ struct emul_queue {
  * @split: helper engines wait here for parallel work
  * @split_done: engine 0 waits here for the helpers to finish a split
  * @queues: head of the queue list
+ * @kicks: counts emul_engines_kick() calls, so an idle engine 0 spinning
+ *	before it sleeps notices new work without the lock
  * @stopping: engines must exit
  * @cancel: the device is being torn down (the model's env->cancelled)
  * @split_work: the split being executed, NULL when none
@@ -113,6 +115,7 @@ struct emul_hw {
 	pthread_cond_t split;
 	pthread_cond_t split_done;
 	struct emul_queue *queues;
+	atomic_uint kicks;
 	bool stopping;
 	atomic_bool cancel;
 	struct emul_parallel *split_work;
@@ -126,12 +129,16 @@ struct emul_hw {
  * @num_devices: modelled devices
  * @mem_size: capacity of each
  * @engines_per_device: engine threads of each
+ * @spin_ns: how long a thread about to sleep for a fence or for work
+ *	polls first (0 on a single core, where it would only delay the
+ *	thread it waits for)
  * @hw: the devices
  */
 struct emul_ctx {
 	unsigned int num_devices;
 	uint64_t mem_size;
 	unsigned int engines_per_device;
+	int64_t spin_ns;
 	struct emul_hw *hw;
 };
 
@@ -177,14 +184,15 @@ struct emul_fence_cb {
  * struct emul_fence - the backend part of an npu_fence
  * @lock: protects the rest
  * @cond: waiters sleep here
- * @signalled: the job ended
+ * @signalled: the job ended; written under @lock, read also without it
+ *	by waiters that spin before they sleep
  * @status: its result
  * @callbacks: to run at signal time
  */
 struct emul_fence {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool signalled;
+	atomic_bool signalled;
 	int status;
 	struct emul_fence_cb *callbacks;
 };
@@ -236,6 +244,22 @@ static inline struct timespec emul_timespec(int64_t ns)
 {
 	return (struct timespec){ .tv_sec = ns / 1000000000,
 				  .tv_nsec = ns % 1000000000 };
+}
+
+/*
+ * Waking a sleeping thread costs tens of microseconds, most jobs take
+ * less: a thread about to sleep polls this long first.
+ */
+#define EMUL_SPIN_NS 20000
+
+/** Tell the CPU we are busy-waiting (lets the sibling hyperthread run). */
+static inline void emul_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
 }
 
 /** Init a condition variable that times out by CLOCK_MONOTONIC. */

@@ -116,6 +116,25 @@ static int read_settings(const struct npu_context_options *opts,
 }
 
 /*
+ * libnuma fills its node-to-CPUs cache on first use without a lock, so
+ * engine threads starting at once (numa_run_on_node()) would race on it
+ * and leak. Fill it once, here, before any engine exists.
+ */
+static void warm_numa_cache(void)
+{
+	struct bitmask *cpus = numa_allocate_cpumask();
+
+	if (!cpus)
+		return;
+	for (int n = 0; n <= numa_max_node(); n++)
+		if (numa_bitmask_isbitset(numa_all_nodes_ptr, (unsigned int)n))
+			numa_node_to_cpus(n, cpus);
+	numa_free_cpumask(cpus);
+}
+
+static pthread_once_t numa_cache_once = PTHREAD_ONCE_INIT;
+
+/*
  * Device i gets the i-th node this process may allocate on, wrapping
  * around; -1 without NUMA.
  */
@@ -125,6 +144,7 @@ static void assign_numa_nodes(struct emul_ctx *e)
 	int count = 0;
 
 	if (numa_available() >= 0) {
+		pthread_once(&numa_cache_once, warm_numa_cache);
 		int max = numa_max_node();
 
 		for (int n = 0; n <= max && count < 1024; n++)
@@ -141,6 +161,7 @@ static void hw_init(struct emul_ctx *e, struct emul_hw *hw, unsigned int index)
 	hw->index = index;
 	atomic_init(&hw->mem_used, 0);
 	atomic_init(&hw->cancel, false);
+	atomic_init(&hw->kicks, 0);
 	pthread_mutex_init(&hw->lifecycle, NULL);
 	pthread_mutex_init(&hw->lock, NULL);
 	emul_cond_init(&hw->work);
@@ -167,6 +188,7 @@ int emul_context_init(npu_context *ctx, const struct npu_context_options *opts)
 	for (unsigned int i = 0; i < e->num_devices; i++)
 		hw_init(e, &e->hw[i], i);
 	assign_numa_nodes(e);
+	e->spin_ns = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? EMUL_SPIN_NS : 0;
 	ctx->backend = e;
 	ctx->hw_count = e->num_devices;
 	return 0;

@@ -20,9 +20,30 @@ static void run_on_device_node(struct emul_hw *hw)
 		numa_run_on_node(hw->numa_node);
 }
 
+/*
+ * After a job, poll briefly for the next one before sleeping: a submitter
+ * waiting for each job's fence then finds the engine awake. Called and
+ * returns with hw->lock held.
+ */
+static void spin_for_work(struct emul_hw *hw)
+{
+	int64_t spin_ns = hw->ctx->spin_ns;
+	unsigned int seen = atomic_load(&hw->kicks);
+
+	if (spin_ns <= 0)
+		return;
+	pthread_mutex_unlock(&hw->lock);
+	int64_t stop = npu_now_ns() + spin_ns;
+
+	while (atomic_load(&hw->kicks) == seen && npu_now_ns() < stop)
+		emul_cpu_relax();
+	pthread_mutex_lock(&hw->lock);
+}
+
 static void *stream_engine(void *arg)
 {
 	struct emul_hw *hw = arg;
+	bool spun = true;
 
 	run_on_device_node(hw);
 	pthread_mutex_lock(&hw->lock);
@@ -33,10 +54,16 @@ static void *stream_engine(void *arg)
 			pthread_mutex_unlock(&hw->lock);
 			emul_job_run(hw, job);
 			pthread_mutex_lock(&hw->lock);
+			spun = false;
 			continue;
 		}
 		if (hw->stopping)
 			break;
+		if (!spun) {
+			spin_for_work(hw);
+			spun = true;
+			continue;
+		}
 		pthread_cond_wait(&hw->work, &hw->lock);
 	}
 	pthread_mutex_unlock(&hw->lock);
@@ -147,6 +174,7 @@ void emul_engines_stop(struct emul_hw *hw)
 
 void emul_engines_kick(struct emul_hw *hw)
 {
+	atomic_fetch_add(&hw->kicks, 1);
 	pthread_mutex_lock(&hw->lock);
 	pthread_cond_signal(&hw->work);
 	pthread_mutex_unlock(&hw->lock);

@@ -30,9 +30,7 @@ static void env_relax(void *priv, u32 spins)
 {
 	(void)priv;
 	if (spins < RELAX_SPINS) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
+		emul_cpu_relax();
 		return;
 	}
 	if (spins < RELAX_YIELDS) {

@@ -14,7 +14,7 @@ void emul_fence_init(npu_fence *f)
 
 	pthread_mutex_init(&ef->lock, NULL);
 	emul_cond_init(&ef->cond);
-	ef->signalled = false;
+	atomic_init(&ef->signalled, false);
 	ef->status = 0;
 	ef->callbacks = NULL;
 }
@@ -32,8 +32,8 @@ void emul_fence_signal(npu_fence *f, int status)
 	struct emul_fence *ef = emul_fence(f);
 
 	pthread_mutex_lock(&ef->lock);
-	ef->signalled = true;
 	ef->status = status;
+	atomic_store_explicit(&ef->signalled, true, memory_order_release);
 	struct emul_fence_cb *cb = ef->callbacks;
 
 	ef->callbacks = NULL;
@@ -78,11 +78,26 @@ int emul_fence_status(npu_fence *f)
 	return status;
 }
 
+/* Poll for up to the context's spin time (never past @deadline). */
+static void spin_for_signal(struct emul_fence *ef, int64_t spin_ns,
+			    int64_t deadline)
+{
+	if (spin_ns <= 0 || deadline <= 0)
+		return;
+	int64_t now = npu_now_ns();
+	int64_t stop = deadline - now < spin_ns ? deadline : now + spin_ns;
+
+	while (!atomic_load_explicit(&ef->signalled, memory_order_acquire) &&
+	       npu_now_ns() < stop)
+		emul_cpu_relax();
+}
+
 int emul_fence_wait(npu_fence *f, int64_t deadline)
 {
 	struct emul_fence *ef = emul_fence(f);
 	struct timespec ts = emul_timespec(deadline);
 
+	spin_for_signal(ef, emul_ctx(f->dev->ctx)->spin_ns, deadline);
 	pthread_mutex_lock(&ef->lock);
 	while (!ef->signalled) {
 		if (deadline == INT64_MAX)
