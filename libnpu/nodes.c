@@ -117,6 +117,7 @@ int npu_rbln_nodes(struct npu_rbln_node **nodes)
 		*nodes = NULL;
 		return npu_fail(err, "listing rbln device nodes");
 	}
-	qsort(*nodes, (size_t)count, sizeof(**nodes), by_minor);
+	if (count > 1)
+		qsort(*nodes, (size_t)count, sizeof(**nodes), by_minor);
 	return count;
 }

@@ -33,16 +33,18 @@ void emul_job_run(struct emul_hw *hw, struct emul_job *job)
 	}
 
 	/*
-	 * The order matters. Buffers go idle before the fence signals, so a
-	 * thread that waited for the fence can free them at once. Wait fences
-	 * (which hold their devices) are dropped before the owner's job count,
-	 * because once that count is zero the owner's close may finish and
-	 * with it the context. The job's own fence reference goes last: the
-	 * fence holds the owner's device, which keeps it valid until then.
+	 * The order matters. The fence signals before the buffers go idle, so
+	 * that "no job uses the buffer" (npu_buffer_wait_idle(), and the wait
+	 * in npu_buffer_free()) implies the job's fence has its final status.
+	 * Wait fences (which hold their devices) are dropped before the
+	 * owner's job count, because once that count is zero the owner's
+	 * close may finish and with it the context. The job's own fence
+	 * reference goes last: the fence holds the owner's device, which
+	 * keeps it valid until then.
 	 */
+	emul_fence_signal(job->fence, status);
 	for (uint32_t i = 0; i < job->num_bos; i++)
 		emul_buf_unbusy(job->bufs[i]);
-	emul_fence_signal(job->fence, status);
 	for (uint32_t i = 0; i < job->num_waits; i++)
 		npu_fence_release(job->waits[i].fence);
 

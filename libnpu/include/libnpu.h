@@ -17,7 +17,14 @@
  *    in-process). RBLN_BACKEND=kernel|emul forces one; by default the kernel
  *    backend is used when rbln devices exist, the emulated one otherwise.
  *    RBLN_DEVICES ("0-3", "0,2,5") selects the visible devices, which are
- *    then numbered from 0 in the order given.
+ *    then numbered from 0 in the order given; blanks are allowed, "" (or
+ *    only blanks) selects none, and a malformed list, an index out of
+ *    range or one listed twice makes npu_context_create() fail with
+ *    -EINVAL.
+ *  - The emulated backend models its devices inside the process, one set
+ *    per context; its buffers are memfds, so export/import also works
+ *    between processes. RBLN_EMUL_DEVICES, RBLN_EMUL_MEM_SIZE ("16G") and
+ *    RBLN_EMUL_ENGINES set what npu_context_options leaves at zero.
  */
 #ifndef LIBNPU_H
 #define LIBNPU_H
@@ -60,7 +67,10 @@ enum npu_backend {
 
 /**
  * struct npu_context_options - optional settings of npu_context_create()
- * @struct_size: sizeof(struct npu_context_options), for growth
+ * @struct_size: sizeof(struct npu_context_options), for growth: a smaller
+ *	value leaves the later fields zero; a larger one (a newer header) is
+ *	accepted when the bytes this library does not know are zero, else
+ *	npu_context_create() fails with -E2BIG
  * @backend: overrides RBLN_BACKEND unless NPU_BACKEND_AUTO
  * @devices: overrides RBLN_DEVICES when not NULL
  * @emul_devices: device count of the emulated backend (0: 8)
@@ -134,7 +144,11 @@ struct npu_device_info {
 
 /** Open visible device @index. */
 int npu_device_open(npu_context *ctx, unsigned int index, npu_device **out);
-/** Close a device; its buffers, queues and streams must be freed first. */
+/**
+ * Close a device; its buffers, queues and streams must be freed first.
+ * Waits for the jobs submitted through this handle. Fences of the device
+ * stay valid until released.
+ */
 void npu_device_close(npu_device *dev);
 /** Current facts about an open device (mem_used is live). */
 int npu_device_query(npu_device *dev, struct npu_device_info *info);
@@ -173,7 +187,11 @@ int npu_buffer_export(npu_buffer *buf, int *fd);
 int npu_buffer_import(npu_device *dev, int fd, npu_buffer **out);
 /** Make @buf usable on @dev (export + import). */
 int npu_buffer_share(npu_buffer *buf, npu_device *dev, npu_buffer **out);
-/** Wait until no job uses @buf; @timeout_ns relative, <0 forever. */
+/**
+ * Wait until no job uses @buf; @timeout_ns relative, <0 forever. Returns
+ * 0, or -ETIME when the timeout passed first. Once no job uses a buffer,
+ * the fences of those jobs have their final status.
+ */
 int npu_buffer_wait_idle(npu_buffer *buf, int64_t timeout_ns);
 
 /* ------------------------------------------------------------- host memory */
@@ -247,8 +265,10 @@ int npu_submit(npu_queue *q, const struct npu_submit_info *info,
 /**
  * Wait up to @timeout_ns (relative; NPU_TIMEOUT_INFINITE) for the job.
  * Return: 0 job succeeded; -ETIME the wait timed out (the job goes on);
- * otherwise the job's own error: -ETIMEDOUT a SEM_WAIT expired, -EIO device
- * fault or reset, -ECANCELED the job never ran.
+ * otherwise the job's own error: -ETIMEDOUT a SEM_WAIT expired (later
+ * commands of the stream did not run), -EIO device fault or reset,
+ * -ECANCELED the job never ran (a fence it waited for failed: a job does
+ * not run on what a failed job may have left half-written).
  */
 int npu_fence_wait(npu_fence *f, int64_t timeout_ns);
 /** Like npu_fence_wait() with no waiting: -EBUSY while the job runs. */
@@ -267,7 +287,11 @@ void npu_fence_release(npu_fence *f);
  * npu_stream builds a command stream and its buffer list, then submits it.
  * Builder errors (bad arguments, out of memory) are sticky: later calls do
  * nothing and npu_stream_submit() returns the first error. The stream owns
- * a host command buffer on its device that it grows as needed.
+ * a host command buffer on its device that it grows as needed. Commands
+ * are not range-checked here: the device validates the whole stream at
+ * submission, and npu_error_detail() then names the offending command.
+ * A stream longer than the device's max_cmd_size, or naming more than
+ * max_submit_buffers buffers, fails with -E2BIG.
  */
 
 enum npu_sem_op { NPU_SEM_SET = 0, NPU_SEM_ADD = 1 };
@@ -304,7 +328,12 @@ void npu_stream_add_f32(npu_stream *s, npu_buffer *dst, uint64_t dst_offset,
  * are taken as-is: get indices from npu_stream_buffer_index().
  */
 void npu_stream_raw(npu_stream *s, const void *cmd, size_t size);
-/** Index of @buf in the stream's buffer list, adding it or widening it. */
+/**
+ * Index of @buf in the stream's buffer list, adding it or widening its
+ * access; UINT32_MAX (and the stream's error set) when @buf is NULL,
+ * belongs to another device handle, @access is not a non-zero subset of
+ * NPU_ACCESS_RW, or the list is full.
+ */
 uint32_t npu_stream_buffer_index(npu_stream *s, npu_buffer *buf,
 				 uint32_t access);
 /** Submit the stream as one job on @q, after @wait fences. */
