@@ -201,11 +201,14 @@ int main(int argc, char **argv)
 	add(&s, OPND(0, 512, 36), OPND(0, 512, 36), OPND(0, 512, 36));
 	finish(&s, dir, "add");
 
-	/* 4 MiB, 4 engines: dst += b over 2 MiB, split in 2 parts. */
-	sz[0] = 65535; ac[0] = RW | SCALE64;
+	/* 2 MiB, 4 engines: x = x + x over 2 MiB, split in 2 parts; then
+	 * FILL and COPY across a 1 MiB DMA chunk boundary. */
+	sz[0] = 32768; ac[0] = RW | SCALE64;
 	begin(&s, 0x20, 1, sz, ac);
 	add(&s, OPND(0, 0, 2 << 20), OPND(0, 0, 2 << 20),
-	    OPND(0, 2 << 20, 2 << 20));
+	    OPND(0, 0, 2 << 20));
+	fill(&s, OPND(0, 4, (1 << 20) + 8), 0x40490fdb);
+	copy(&s, OPND(0, 3, (1 << 20) + 9), OPND(0, 0, (1 << 20) + 9));
 	finish(&s, dir, "add-engines");
 
 	sz[0] = 256; ac[0] = RW;

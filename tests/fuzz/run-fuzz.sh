@@ -47,12 +47,14 @@ set +e
 rc=$?
 set -e
 tail -n 25 "$log"
+# libFuzzer's final statistics; after a crash only its last status line.
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-elapsed=$(sed -n 's/^stat::.*//; s/^Done \([0-9]*\) runs in \([0-9]*\) second.*/\2/p' "$log" | tail -n 1)
-if [ -n "$runs" ]; then
-	[ -n "$elapsed" ] && [ "$elapsed" -gt 0 ] || elapsed=$secs
-	echo "fuzz_model: $runs executions in ${elapsed}s, $((runs / elapsed)) exec/s"
+rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+if [ -z "$rate" ]; then
+	rate=$(sed -n 's/.* exec\/s: \([0-9]*\) .*/\1/p' "$log" | tail -n 1)
+	runs=$(sed -n 's/^#\([0-9]*\)[[:space:]].* exec\/s: .*/\1/p' "$log" | tail -n 1)
 fi
+echo "fuzz_model: ${runs:-?} executions, ${rate:-?} exec/s"
 if [ "$rc" -ne 0 ]; then
 	echo "fuzz_model: FAILED (exit $rc); reproducers:" $(ls "$build"/crash-* "$build"/leak-* "$build"/timeout-* "$build"/oom-* 2>/dev/null)
 	exit "$rc"
