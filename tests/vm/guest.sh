@@ -102,11 +102,27 @@ t_sysfs() {
 	grep -H . /sys/class/accel/accel0/device/{index,status,mem_total,numa_node,temperature,power_draw,isa_version}
 }
 
+# The libnpu conformance suite, unchanged, against rbln.ko. Each TAP case
+# counts as a check.
+t_conformance() {
+	local bin=$BUILD_DIR/tests/conformance/npu-conformance out rc
+	[ -x "$bin" ] || { fail "conformance suite ($bin missing)"; return; }
+	out=$(RBLN_BACKEND=kernel CMOCKA_MESSAGE_OUTPUT=TAP timeout 600 "$bin" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | sed -n 's/^ok [0-9]* - \(.*\)/VM-PASS: conformance: \1/p'
+	printf '%s\n' "$out" | sed -n 's/^not ok [0-9]* - \(.*\)/VM-FAIL: conformance: \1/p'
+	if [ $rc -ne 0 ]; then
+		printf '%s\n' "$out" | grep -v '^ok ' | tail -n 60 | sed 's/^/    /'
+	fi
+	printf '%s\n' "$out" | grep -q '^1\.\.' || fail "conformance suite ran (exit $rc)"
+}
+
 main() {
 	info "guest $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB"
 	check "insmod rbln.ko" load || return 1
 	check "8 accel nodes with /dev/rbln0..7 links" t_nodes
 	check "sysfs attributes" t_sysfs
+	t_conformance
 	check "rmmod rbln" unload
 }
 
