@@ -33,6 +33,21 @@ _Noreturn void jinja_fail(struct jctx *c, int line, const char *fmt, ...)
 	longjmp(c->fail, 1);
 }
 
+/* An Undefined that says what is missing, for the error if it is used. */
+static struct jv undef_fmt(struct jctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static struct jv undef_fmt(struct jctx *c, const char *fmt, ...)
+{
+	char buf[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return jv_undefined(jarena_strndup(c->arena, buf, strlen(buf)));
+}
+
 static void tick(struct jctx *c, int line)
 {
 	if (++c->steps > MAX_STEPS)
@@ -92,19 +107,23 @@ struct jv jinja_capture(struct jctx *c, const struct jnodes *body)
 static _Noreturn void fail_undefined(struct jctx *c, int line, const struct jv *v,
 				     const char *what)
 {
-	jinja_fail(c, line, "'%s' is undefined (while reading %s)",
-		   v->undef_name ? v->undef_name : "value", what);
+	jinja_fail(c, line, "%s is undefined (when reading %s)",
+		   v->undef_name ? v->undef_name : "a value", what);
 }
 
 static struct jv getattr_(struct jctx *c, const struct jv *obj, const char *name, int line)
 {
 	struct jv m, *found;
 
-	if (obj->kind == JV_UNDEFINED)
-		fail_undefined(c, line, obj, name);
+	if (obj->kind == JV_UNDEFINED) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "attribute '%s'", name);
+		fail_undefined(c, line, obj, what);
+	}
 	if (obj->kind == JV_NAMESPACE) {
 		found = jv_dict_get_str(obj->u.d, name);
-		return found ? *found : jv_undefined(name);
+		return found ? *found : undef_fmt(c, "namespace attribute '%s'", name);
 	}
 	m = jinja_method(c, obj, name);
 	if (m.kind != JV_UNDEFINED)
@@ -113,8 +132,9 @@ static struct jv getattr_(struct jctx *c, const struct jv *obj, const char *name
 		found = jv_dict_get_str(obj->u.d, name);
 		if (found)
 			return *found;
+		return undef_fmt(c, "key '%s'", name);
 	}
-	return jv_undefined(name);
+	return undef_fmt(c, "attribute '%s' of %s", name, jv_type_name(obj));
 }
 
 /* Code-point offsets of a string: off[i] is where character i starts. */
@@ -133,8 +153,15 @@ static size_t *char_offsets(struct jctx *c, const struct jstr *s, size_t *count)
 
 static struct jv getitem_(struct jctx *c, const struct jv *obj, const struct jv *key, int line)
 {
-	if (obj->kind == JV_UNDEFINED)
-		fail_undefined(c, line, obj, "an item");
+	if (obj->kind == JV_UNDEFINED) {
+		char what[96] = "an item";
+
+		if (key->kind == JV_STR)
+			snprintf(what, sizeof(what), "item '%.60s'", key->u.s->data);
+		else if (key->kind == JV_INT)
+			snprintf(what, sizeof(what), "item %lld", (long long)key->u.i);
+		fail_undefined(c, line, obj, what);
+	}
 	if (obj->kind == JV_DICT || obj->kind == JV_NAMESPACE) {
 		struct jv *found = jv_dict_get(obj->u.d, *key);
 
@@ -152,7 +179,7 @@ static struct jv getitem_(struct jctx *c, const struct jv *obj, const struct jv 
 		if (i < 0)
 			i += (int64_t)n;
 		if (i < 0 || (uint64_t)i >= n)
-			return jv_undefined("index");
+			return undef_fmt(c, "%s element %lld", jv_type_name(obj), (long long)i);
 		if (obj->kind == JV_LIST)
 			return obj->u.l->items[i];
 		return jv_str(c, obj->u.s->data + off[i], off[i + 1] - off[i]);
@@ -160,7 +187,7 @@ static struct jv getitem_(struct jctx *c, const struct jv *obj, const struct jv 
 	/* obj["name"] falls back to the attribute, as in Jinja. */
 	if (key->kind == JV_STR && obj->kind != JV_NAMESPACE)
 		return getattr_(c, obj, key->u.s->data, line);
-	return jv_undefined(key->kind == JV_STR ? key->u.s->data : "item");
+	return undef_fmt(c, "item of %s", jv_type_name(obj));
 }
 
 static int64_t slice_bound(struct jctx *c, const struct jv *v, int64_t dflt, int line)
@@ -396,9 +423,7 @@ struct jv jinja_eval(struct jctx *c, const struct jnode *n)
 	case JN_NAME: {
 		struct jv v = lookup(c, n->name);
 
-		if (v.kind == JV_UNDEFINED)
-			v.undef_name = n->name;
-		return v;
+		return v.kind == JV_UNDEFINED ? undef_fmt(c, "'%s'", n->name) : v;
 	}
 	case JN_GETATTR:
 		a = jinja_eval(c, n->a);
@@ -436,6 +461,8 @@ struct jv jinja_eval(struct jctx *c, const struct jnode *n)
 		a = jinja_eval(c, n->a);
 		if (n->op == '+' && jv_is_number(&a))
 			return a.kind == JV_BOOL ? jv_int(a.u.b) : a;
+		if (a.kind == JV_FLOAT)
+			return jv_float(-a.u.f);	/* keeps -0.0 */
 		b = jv_int(0);
 		return jinja_binop(c, '-', &b, &a, n->line);
 	case JN_COMPARE:

@@ -676,7 +676,7 @@ static struct jv f_indent(struct jctx *c, struct jv *v, struct jcall *call)
 	struct jv first = arg_or(call, 1, "first", jv_bool(false));
 	struct jv blank = arg_or(call, 2, "blank", jv_bool(false));
 	struct rbln_strbuf sb = { 0 }, pad = { 0 };
-	struct jv s, lines, r;
+	struct jv s, nl, lines, r;
 	size_t i;
 	int64_t k;
 
@@ -686,11 +686,12 @@ static struct jv f_indent(struct jctx *c, struct jv *v, struct jcall *call)
 	else if (width.kind == JV_INT)
 		for (k = 0; k < width.u.i && k < 256; k++)
 			jout(c, &pad, " ", 1);
+	/* Jinja appends "\n" before splitting, so a trailing newline keeps an
+	 * empty last line. */
 	s = jv_stringify(c, v);
+	nl = jv_cstr(c, "\n");
+	s = jinja_binop(c, '+', &s, &nl, call->line);
 	lines = jinja_splitlines(c, &s);
-	/* Jinja appends "\n" first, so a trailing newline yields an empty line. */
-	if (!lines.u.l->n)
-		jv_list_push(c, &lines, jv_cstr(c, ""));
 	if (jv_truthy(&first))
 		jout(c, &sb, pad.data, pad.len);
 	for (i = 0; i < lines.u.l->n; i++) {

@@ -139,9 +139,9 @@ static int emit_text_before(struct lexer *lx, size_t start, size_t tag, char sig
 		const char *nl = len ? memrchr(text, '\n', len) : NULL;
 
 		l_pos = nl ? (size_t)(nl - text) + 1 : 0;
+		/* Jinja: the rest of the line must match \s+ (Unicode whitespace). */
 		if (l_pos > 0 || lx->line_starting) {
-			for (i = l_pos; i < len && (text[i] == ' ' || text[i] == '\t'); i++)
-				;
+			i = skip_space(text, len, l_pos);
 			if (i == len)
 				len = l_pos;
 		}

@@ -84,10 +84,10 @@ static const char *describe(struct jtok *t)
 	switch (t->kind) {
 	case JT_EOF: return "end of template";
 	case JT_DATA: return "template data";
-	case JT_VAR_BEGIN: return "'{{'";
-	case JT_VAR_END: return "'}}'";
-	case JT_BLOCK_BEGIN: return "'{%'";
-	case JT_BLOCK_END: return "'%}'";
+	case JT_VAR_BEGIN: return "{{";
+	case JT_VAR_END: return "}}";
+	case JT_BLOCK_BEGIN: return "{%";
+	case JT_BLOCK_END: return "%}";
 	case JT_STRING: return "string";
 	case JT_INT: return "integer";
 	case JT_FLOAT: return "float";

@@ -81,6 +81,32 @@ static locale_t utf8_locale(struct jctx *c)
 	return (locale_t)c->utf8_locale;
 }
 
+/*
+ * Characters whose upper or title case is more than one character
+ * (Unicode SpecialCasing, unconditional entries Python applies); the C
+ * library only knows one-to-one mappings.
+ */
+static const struct {
+	uint32_t cp;
+	const char *upper, *title;
+} special_cases[] = {
+	{ 0x00DF, "SS", "Ss" },			/* ß */
+	{ 0x0149, "\xCA\xBCN", "\xCA\xBCN" },	/* ŉ */
+	{ 0xFB00, "FF", "Ff" }, { 0xFB01, "FI", "Fi" }, { 0xFB02, "FL", "Fl" },
+	{ 0xFB03, "FFI", "Ffi" }, { 0xFB04, "FFL", "Ffl" }, { 0xFB05, "ST", "St" },
+	{ 0xFB06, "ST", "St" },
+};
+
+static const char *special_case(uint32_t cp, bool title)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(special_cases) / sizeof(special_cases[0]); i++)
+		if (special_cases[i].cp == cp)
+			return title ? special_cases[i].title : special_cases[i].upper;
+	return NULL;
+}
+
 static bool is_cased(uint32_t cp, locale_t loc)
 {
 	return iswupper_l((wint_t)cp, loc) || iswlower_l((wint_t)cp, loc);
@@ -123,7 +149,16 @@ struct jv jinja_case(struct jctx *c, const struct jv *sv, enum jcase mode)
 		if (mode == JCASE_TITLE)
 			prev_cased = is_cased(cp, loc);
 		first = mode == JCASE_JINJA_TITLE && jinja_word_break(cp);
-		jout(c, &sb, u, rbln_utf8_encode(out, u));
+		/* Python title-cases for title() and capitalize(); Jinja's
+		 * title filter upper-cases. */
+		if (upper && special_case(cp, mode == JCASE_TITLE || mode == JCASE_CAPITALIZE)) {
+			const char *sp = special_case(cp, mode == JCASE_TITLE ||
+							  mode == JCASE_CAPITALIZE);
+
+			jout(c, &sb, sp, strlen(sp));
+		} else {
+			jout(c, &sb, u, rbln_utf8_encode(out, u));
+		}
 		i += adv;
 	}
 	r = jv_str(c, sb.data ? sb.data : "", sb.len);
