@@ -189,7 +189,7 @@ int main(int argc, char **argv)
 
 	npu_context *ctx;
 	npu_device *dev;
-	npu_queue *q;
+	npu_queue *q = NULL;
 	struct npu_device_info info;
 	int err = npu_context_create(NULL, &ctx);
 
