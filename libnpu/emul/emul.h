@@ -27,6 +27,7 @@
 #define NPU_EMUL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -260,6 +261,19 @@ static inline void emul_cpu_relax(void)
 #elif defined(__aarch64__)
 	__asm__ __volatile__("yield");
 #endif
+}
+
+/*
+ * One step of a bounded poll. Mostly a pause; every 16th step yields, so
+ * that when the thread we wait for shares our core (another process keeps
+ * the other cores busy) it gets to run instead of waiting out our spin.
+ */
+static inline void emul_poll_step(unsigned int step)
+{
+	if ((step & 15) == 15)
+		sched_yield();
+	else
+		emul_cpu_relax();
 }
 
 /** Init a condition variable that times out by CLOCK_MONOTONIC. */

@@ -35,8 +35,9 @@ static void spin_for_work(struct emul_hw *hw)
 	pthread_mutex_unlock(&hw->lock);
 	int64_t stop = npu_now_ns() + spin_ns;
 
-	while (atomic_load(&hw->kicks) == seen && npu_now_ns() < stop)
-		emul_cpu_relax();
+	for (unsigned int step = 0;
+	     atomic_load(&hw->kicks) == seen && npu_now_ns() < stop; step++)
+		emul_poll_step(step);
 	pthread_mutex_lock(&hw->lock);
 }
 

@@ -87,9 +87,10 @@ static void spin_for_signal(struct emul_fence *ef, int64_t spin_ns,
 	int64_t now = npu_now_ns();
 	int64_t stop = deadline - now < spin_ns ? deadline : now + spin_ns;
 
-	while (!atomic_load_explicit(&ef->signalled, memory_order_acquire) &&
-	       npu_now_ns() < stop)
-		emul_cpu_relax();
+	for (unsigned int step = 0;
+	     !atomic_load_explicit(&ef->signalled, memory_order_acquire) &&
+	     npu_now_ns() < stop; step++)
+		emul_poll_step(step);
 }
 
 int emul_fence_wait(npu_fence *f, int64_t deadline)
