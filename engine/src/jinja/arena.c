@@ -24,8 +24,9 @@ void *jarena_alloc(struct jarena *a, size_t n)
 	size_t need = (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
 	void *p;
 
-	if (need < n)
+	if (need < n || (a->limit && a->used + need > a->limit))
 		return NULL;
+	a->used += need;
 	if (!b || b->size - b->used < need) {
 		size_t size = need > BLOCK_SIZE ? need : BLOCK_SIZE;
 

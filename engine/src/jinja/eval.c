@@ -26,6 +26,8 @@ _Noreturn void jinja_fail(struct jctx *c, int line, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (line <= 0)
+		line = c->line;
 	if (line > 0)
 		rbln_error_set(c->err, -EINVAL, "%s line %d: %s", c->name, line, msg);
 	else
@@ -48,8 +50,11 @@ static struct jv undef_fmt(struct jctx *c, const char *fmt, ...)
 	return jv_undefined(jarena_strndup(c->arena, buf, strlen(buf)));
 }
 
+static struct jv loop_attr(struct jctx *c, const struct jv *obj, const char *name);
+
 static void tick(struct jctx *c, int line)
 {
+	c->line = line;
 	if (++c->steps > MAX_STEPS)
 		jinja_fail(c, line, "evaluation budget exceeded (endless loop?)");
 }
@@ -125,6 +130,8 @@ static struct jv getattr_(struct jctx *c, const struct jv *obj, const char *name
 		found = jv_dict_get_str(obj->u.d, name);
 		return found ? *found : undef_fmt(c, "namespace attribute '%s'", name);
 	}
+	if (obj->kind == JV_LOOP)
+		return loop_attr(c, obj, name);
 	m = jinja_method(c, obj, name);
 	if (m.kind != JV_UNDEFINED)
 		return m;
@@ -537,30 +544,31 @@ static struct jv loop_cycle(struct jctx *c, const struct jfunc *f, struct jcall 
 {
 	if (!call->nargs)
 		jinja_fail(c, call->line, "loop.cycle() needs at least one argument");
-	return call->args[(size_t)f->self->u.i % call->nargs];
+	return call->args[f->self->u.loop->index % call->nargs];
 }
 
-static struct jv loop_object(struct jctx *c, const struct jv *items, size_t i)
+/* loop.index, loop.first, ... computed from the iteration state. */
+static struct jv loop_attr(struct jctx *c, const struct jv *obj, const char *name)
 {
-	size_t n = items->u.l->n;
-	struct jv loop = jv_dict(c), idx = jv_int((int64_t)i);
-	struct jdict *d = loop.u.d;
+	const struct jloop *l = obj->u.loop;
+	int64_t i = (int64_t)l->index, n = (int64_t)l->items->n;
 
-	jv_dict_set(c, d, jv_cstr(c, "index0"), jv_int((int64_t)i));
-	jv_dict_set(c, d, jv_cstr(c, "index"), jv_int((int64_t)i + 1));
-	jv_dict_set(c, d, jv_cstr(c, "revindex0"), jv_int((int64_t)(n - i - 1)));
-	jv_dict_set(c, d, jv_cstr(c, "revindex"), jv_int((int64_t)(n - i)));
-	jv_dict_set(c, d, jv_cstr(c, "first"), jv_bool(i == 0));
-	jv_dict_set(c, d, jv_cstr(c, "last"), jv_bool(i + 1 == n));
-	jv_dict_set(c, d, jv_cstr(c, "length"), jv_int((int64_t)n));
-	jv_dict_set(c, d, jv_cstr(c, "depth"), jv_int(1));
-	jv_dict_set(c, d, jv_cstr(c, "depth0"), jv_int(0));
-	jv_dict_set(c, d, jv_cstr(c, "previtem"),
-		    i ? items->u.l->items[i - 1] : jv_undefined("loop.previtem"));
-	jv_dict_set(c, d, jv_cstr(c, "nextitem"),
-		    i + 1 < n ? items->u.l->items[i + 1] : jv_undefined("loop.nextitem"));
-	jv_dict_set(c, d, jv_cstr(c, "cycle"), jv_func(c, "loop.cycle", loop_cycle, &idx, NULL));
-	return loop;
+	if (!strcmp(name, "index0")) return jv_int(i);
+	if (!strcmp(name, "index")) return jv_int(i + 1);
+	if (!strcmp(name, "revindex0")) return jv_int(n - i - 1);
+	if (!strcmp(name, "revindex")) return jv_int(n - i);
+	if (!strcmp(name, "first")) return jv_bool(i == 0);
+	if (!strcmp(name, "last")) return jv_bool(i + 1 == n);
+	if (!strcmp(name, "length")) return jv_int(n);
+	if (!strcmp(name, "depth")) return jv_int(1);
+	if (!strcmp(name, "depth0")) return jv_int(0);
+	if (!strcmp(name, "previtem"))
+		return i ? l->items->items[i - 1] : undef_fmt(c, "loop.previtem");
+	if (!strcmp(name, "nextitem"))
+		return i + 1 < n ? l->items->items[i + 1] : undef_fmt(c, "loop.nextitem");
+	if (!strcmp(name, "cycle"))
+		return jv_func(c, "loop.cycle", loop_cycle, obj, NULL);
+	return undef_fmt(c, "loop attribute '%s'", name);
 }
 
 /* The items that pass the loop's "if" filter, evaluated in their own scope. */
@@ -594,9 +602,13 @@ static void exec_for(struct jctx *c, const struct jnode *n)
 		items = filter_items(c, n, items);
 	c->loop_depth++;
 	for (i = 0; i < items.u.l->n; i++) {
+		struct jloop *state = jalloc(c, sizeof(*state));
+
 		tick(c, n->line);
+		state->items = items.u.l;
+		state->index = i;
 		c->scope = push_scope(c, saved);
-		assign(c, "loop", loop_object(c, &items, i));
+		assign(c, "loop", (struct jv){ .kind = JV_LOOP, .u.loop = state });
 		bind_targets(c, n, &items.u.l->items[i]);
 		jinja_exec(c, &n->body);
 		c->scope = saved;

@@ -14,6 +14,8 @@
 #endif
 #include <pcre2.h>
 
+#define RENDER_MEMORY_LIMIT ((size_t)256 << 20)
+
 int rbln_jinja_compile(const char *src, size_t len, const char *name,
 		       struct rbln_jinja_template **out, struct rbln_error *err)
 {
@@ -109,6 +111,8 @@ int rbln_jinja_render(const struct rbln_jinja_template *t, const struct json_obj
 		free(sb);
 		return rbln_error_set(err, -ENOMEM, "out of memory");
 	}
+	/* Bounds what one render may allocate; chat templates need little. */
+	arena->limit = RENDER_MEMORY_LIMIT;
 	c->arena = arena;
 	c->out = sb;
 	c->name = t->name;

@@ -20,6 +20,8 @@ struct jarena_block;
 
 struct jarena {
 	struct jarena_block *head;
+	size_t used;		/* bytes handed out */
+	size_t limit;		/* 0: unlimited */
 };
 
 /* Returns zeroed memory or NULL. */
@@ -40,6 +42,7 @@ enum jv_kind {
 	JV_DICT,
 	JV_NAMESPACE,	/* namespace(): a dict with assignable attributes */
 	JV_FUNC,	/* builtins, bound methods, macros */
+	JV_LOOP,	/* the loop variable of a for block */
 };
 
 struct jstr {
@@ -59,6 +62,12 @@ struct jdict {
 	struct jv *keys;	/* insertion order, like Python dicts */
 	struct jv *vals;
 	size_t n, cap;
+};
+
+/* One iteration's view of a for loop; loop.* attributes derive from it. */
+struct jloop {
+	const struct jlist *items;
+	size_t index;
 };
 
 struct jctx;
@@ -84,6 +93,7 @@ struct jv {
 		struct jlist *l;
 		struct jdict *d;
 		struct jfunc *fn;
+		struct jloop *loop;
 	} u;
 	const char *undef_name;	/* JV_UNDEFINED: what was missing, for messages */
 };
@@ -195,6 +205,7 @@ struct jctx {
 	time_t now;
 	int loop_ctl;		/* 1 break, 2 continue, pending */
 	int loop_depth;		/* break/continue are only valid inside loops */
+	int line;		/* line being evaluated, for errors raised without one */
 	void *nonprint_re;	/* pcre2_code for repr(), built on first use */
 	void *utf8_locale;	/* locale_t for case mapping, built on first use */
 	struct jtemp *temps;	/* live capture buffers, freed if rendering fails */

@@ -224,6 +224,11 @@ void jv_to_str(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v)
 		snprintf(buf, sizeof(buf), "<function %.30s>", v->u.fn->name);
 		out_str(c, sb, buf);
 		return;
+	case JV_LOOP:
+		snprintf(buf, sizeof(buf), "<LoopContext %zu/%zu>", v->u.loop->index + 1,
+			 v->u.loop->items->n);
+		out_str(c, sb, buf);
+		return;
 	}
 }
 

@@ -130,6 +130,7 @@ static bool t_sameas(struct jctx *c, struct jv *v, struct jcall *call)
 	case JV_DICT:
 	case JV_NAMESPACE: return v->u.d == o->u.d;
 	case JV_FUNC: return v->u.fn == o->u.fn;
+	case JV_LOOP: return v->u.loop == o->u.loop;
 	}
 	return false;
 }

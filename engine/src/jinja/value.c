@@ -13,7 +13,8 @@ void *jalloc(struct jctx *c, size_t n)
 	void *p = jarena_alloc(c->arena, n);
 
 	if (!p)
-		jinja_fail(c, 0, "out of memory");
+		jinja_fail(c, 0, "template exceeded its memory budget (%zu MiB)",
+			   c->arena->limit >> 20);
 	return p;
 }
 
@@ -143,7 +144,7 @@ void jv_dict_set(struct jctx *c, struct jdict *d, struct jv key, struct jv val)
 		return;
 	}
 	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 8;
+		size_t cap = d->cap ? d->cap * 2 : 4;
 		struct jv *keys = jalloc(c, cap * sizeof(*keys));
 		struct jv *vals = jalloc(c, cap * sizeof(*vals));
 
@@ -180,6 +181,7 @@ bool jv_truthy(const struct jv *v)
 		return v->u.d->n != 0;
 	case JV_NAMESPACE:
 	case JV_FUNC:
+	case JV_LOOP:
 		return true;
 	}
 	return false;
@@ -241,6 +243,8 @@ bool jv_equal(const struct jv *a, const struct jv *b)
 		return true;
 	case JV_FUNC:
 		return a->u.fn == b->u.fn;
+	case JV_LOOP:
+		return a->u.loop == b->u.loop;
 	default:
 		return false;
 	}
@@ -259,6 +263,7 @@ const char *jv_type_name(const struct jv *v)
 	case JV_DICT: return "dict";
 	case JV_NAMESPACE: return "Namespace";
 	case JV_FUNC: return "function";
+	case JV_LOOP: return "LoopContext";
 	}
 	return "object";
 }
