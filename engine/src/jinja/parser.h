@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared state and token helpers of the template parser (parser_*.c). */
+#ifndef RBLN_JINJA_PARSER_H
+#define RBLN_JINJA_PARSER_H
+
+#include "jinja/jinja_internal.h"
+
+#define MAX_NESTING 200	/* bounds recursion on hostile input */
+
+struct parser {
+	struct jtokens *t;
+	size_t pos;
+	struct jarena *a;
+	const char *name;
+	struct rbln_error *err;
+	jmp_buf fail;	/* syntax errors unwind here; the arena is freed by the caller */
+	int nesting;
+};
+
+/* Records "name line N: ..." and unwinds. */
+_Noreturn void jp_perror_at(struct parser *p, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void *jp_palloc(struct parser *p, size_t n);
+
+/* Token access. */
+struct jtok *jp_cur(struct parser *p);
+struct jtok *jp_advance(struct parser *p);
+bool jp_is_op(struct parser *p, const char *op);
+bool jp_is_name(struct parser *p, const char *name);
+const char *jp_describe(struct jtok *t);
+void jp_expect_op(struct parser *p, const char *op);
+void jp_expect_kind(struct parser *p, enum jtok_kind kind, const char *what);
+const char *jp_expect_name(struct parser *p);
+
+/* Node building. */
+struct jnode *jp_node(struct parser *p, enum jnode_kind kind, int line);
+void jp_nodes_push(struct parser *p, struct jnodes *l, struct jnode *n);
+void jp_names_push(struct parser *p, struct jnode *n, const char *name);
+struct jv jp_literal_string(struct parser *p, const char *s, size_t len);
+/* Counts one level of recursion; fails past MAX_NESTING. */
+void jp_enter(struct parser *p);
+
+/* Expressions (parser_expr.c). */
+struct jnode *jp_parse_expression(struct parser *p);
+/* An expression without the trailing "x if c else y" (for-loop iterables). */
+struct jnode *jp_parse_or(struct parser *p);
+/* "name" or "name(args)" after '|'; operand NULL means a block's output. */
+struct jnode *jp_parse_filter(struct parser *p, struct jnode *operand);
+
+#endif

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/* Token access, node allocation and error reporting for the parser. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jinja/parser.h"
+_Noreturn void jp_perror_at(struct parser *p, int line, const char *fmt, ...)
+{
+	char msg[320];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rbln_error_set(p->err, -EINVAL, "%s line %d: %s", p->name, line, msg);
+	longjmp(p->fail, 1);
+}
+
+void *jp_palloc(struct parser *p, size_t n)
+{
+	void *m = jarena_alloc(p->a, n);
+
+	if (!m) {
+		rbln_error_set(p->err, -ENOMEM, "out of memory");
+		longjmp(p->fail, 1);
+	}
+	return m;
+}
+
+struct jtok *jp_cur(struct parser *p)
+{
+	return &p->t->v[p->pos];
+}
+
+struct jtok *jp_advance(struct parser *p)
+{
+	struct jtok *t = jp_cur(p);
+
+	if (t->kind != JT_EOF)
+		p->pos++;
+	return t;
+}
+
+bool jp_is_op(struct parser *p, const char *op)
+{
+	struct jtok *t = jp_cur(p);
+
+	return t->kind == JT_OP && strcmp(t->text, op) == 0;
+}
+
+bool jp_is_name(struct parser *p, const char *name)
+{
+	struct jtok *t = jp_cur(p);
+
+	return t->kind == JT_NAME && strcmp(t->text, name) == 0;
+}
+
+const char *jp_describe(struct jtok *t)
+{
+	switch (t->kind) {
+	case JT_EOF: return "end of template";
+	case JT_DATA: return "template data";
+	case JT_VAR_BEGIN: return "{{";
+	case JT_VAR_END: return "}}";
+	case JT_BLOCK_BEGIN: return "{%";
+	case JT_BLOCK_END: return "%}";
+	case JT_STRING: return "string";
+	case JT_INT: return "integer";
+	case JT_FLOAT: return "float";
+	case JT_NAME:
+	case JT_OP: return t->text;
+	}
+	return "token";
+}
+
+void jp_expect_op(struct parser *p, const char *op)
+{
+	if (!jp_is_op(p, op))
+		jp_perror_at(p, jp_cur(p)->line, "expected '%s', got '%s'", op, jp_describe(jp_cur(p)));
+	jp_advance(p);
+}
+
+void jp_expect_kind(struct parser *p, enum jtok_kind kind, const char *what)
+{
+	if (jp_cur(p)->kind != kind)
+		jp_perror_at(p, jp_cur(p)->line, "expected %s, got '%s'", what, jp_describe(jp_cur(p)));
+	jp_advance(p);
+}
+
+const char *jp_expect_name(struct parser *p)
+{
+	if (jp_cur(p)->kind != JT_NAME)
+		jp_perror_at(p, jp_cur(p)->line, "expected a name, got '%s'", jp_describe(jp_cur(p)));
+	return jp_advance(p)->text;
+}
+
+struct jnode *jp_node(struct parser *p, enum jnode_kind kind, int line)
+{
+	struct jnode *n = jp_palloc(p, sizeof(*n));
+
+	n->kind = kind;
+	n->line = line;
+	return n;
+}
+
+void jp_nodes_push(struct parser *p, struct jnodes *l, struct jnode *n)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 4;
+		struct jnode **v = jp_palloc(p, cap * sizeof(*v));
+
+		if (l->n)
+			memcpy(v, l->v, l->n * sizeof(*v));
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = n;
+}
+
+void jp_names_push(struct parser *p, struct jnode *n, const char *name)
+{
+	const char **v = jp_palloc(p, (n->nkwnames + 1) * sizeof(*v));
+
+	if (n->nkwnames)
+		memcpy(v, n->kwnames, n->nkwnames * sizeof(*v));
+	v[n->nkwnames++] = name;
+	n->kwnames = v;
+}
+
+struct jv jp_literal_string(struct parser *p, const char *s, size_t len)
+{
+	struct jstr *js = jp_palloc(p, sizeof(*js) + len + 1);
+
+	js->len = len;
+	memcpy(js->data, s, len);
+	js->data[len] = '\0';
+	return (struct jv){ .kind = JV_STR, .u.s = js };
+}
+
+void jp_enter(struct parser *p)
+{
+	if (++p->nesting > MAX_NESTING)
+		jp_perror_at(p, jp_cur(p)->line, "expression nested too deeply");
+}
