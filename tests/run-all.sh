@@ -36,7 +36,7 @@ meson_stage() { # build dir, setup args...
 }
 
 stage "dependencies"
-tools/install-deps.sh || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
+tools/install-deps.sh --kernel || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
 
 stage "unit + conformance tests ($BUILD)"
 meson_stage "$BUILD"
