@@ -93,6 +93,19 @@ static void test_merge_rank_order(void **state)
 	rbln_tokenizer_free(tok);
 }
 
+/* Equal ranks resolve leftmost first: "aaa" -> aa + a -> aaa, not a + aa. */
+static void test_merge_ties_go_left(void **state)
+{
+	static const int32_t whole[] = { 2, -1 };
+	struct rbln_tokenizer *tok = must_load(
+		"{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"aa\": 1, \"aaa\": 2}, "
+		"\"merges\": [\"a a\", \"aa a\"]}}");
+
+	(void)state;
+	expect_ids(tok, "aaa", 0, whole);
+	rbln_tokenizer_free(tok);
+}
+
 static void test_ignore_merges(void **state)
 {
 	static const int32_t whole[] = { 4, -1 }, merged[] = { 3, 2, -1 };
@@ -423,6 +436,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merge_formats_agree),
 		cmocka_unit_test(test_merge_rank_order),
+		cmocka_unit_test(test_merge_ties_go_left),
 		cmocka_unit_test(test_ignore_merges),
 		cmocka_unit_test(test_byte_fallback_and_unk),
 		cmocka_unit_test(test_added_token_flags),
