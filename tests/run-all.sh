@@ -3,8 +3,9 @@
 #
 #   1. unit and conformance tests (meson, cmocka/TAP), plain build
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer (+LSan)
-#   3. the fuzzers, each for FUZZ_SECONDS (default 60)
-#   4. the kernel driver in a QEMU VM (tests/vm/run.sh)
+#   3. kernel code gates: checkpatch --strict, kernel-doc, W=1 build
+#   4. the fuzzers, each for FUZZ_SECONDS (default 60)
+#   5. the kernel driver in a QEMU VM (tests/vm/run.sh)
 #
 # Environment: FUZZ_SECONDS, SKIP_VM=1 (development only: the VM stage then
 # counts as failed, never as passed), BUILD (default build).
@@ -46,6 +47,12 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 meson_stage build-asan -Db_sanitize=address,undefined -Db_lundef=false
 unset ASAN_OPTIONS UBSAN_OPTIONS
+
+stage "kernel code gates (checkpatch --strict, kernel-doc, W=1)"
+kslog=$(mktemp)
+bash tests/kernel-style.sh 2>&1 | tee "$kslog"
+count "$(grep -c '^PASS: ' "$kslog")" "$(grep -c '^FAIL: ' "$kslog")"
+rm -f "$kslog"
 
 for fuzz in tests/fuzz/run-fuzz.sh tests/engine/fuzz/run-fuzz.sh; do
 	stage "fuzz: $fuzz for ${FUZZ_SECONDS}s"
