@@ -4,7 +4,7 @@
 #   1. unit and conformance tests (meson, cmocka/TAP), plain build
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer (+LSan)
 #   3. kernel code gates: checkpatch --strict, kernel-doc, W=1 build
-#   4. the fuzzers, each for FUZZ_SECONDS (default 60)
+#   4. the fuzzers, each target for FUZZ_SECONDS (default 45)
 #   5. the kernel driver in a QEMU VM (tests/vm/run.sh)
 #
 # Environment: FUZZ_SECONDS, SKIP_VM=1 (development only: the VM stage then
@@ -13,7 +13,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 BUILD=${BUILD:-build}
-FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_SECONDS=${FUZZ_SECONDS:-45}
 passed=0 failed=0 skipped=0
 started=$(date +%s)
 
@@ -54,7 +54,7 @@ bash tests/kernel-style.sh 2>&1 | tee "$kslog"
 count "$(grep -c '^PASS: ' "$kslog")" "$(grep -c '^FAIL: ' "$kslog")"
 rm -f "$kslog"
 
-for fuzz in tests/fuzz/run-fuzz.sh tests/engine/fuzz/run-fuzz.sh; do
+for fuzz in $(find tests -name run-fuzz.sh -path '*/fuzz/*' | sort); do
 	stage "fuzz: $fuzz for ${FUZZ_SECONDS}s"
 	check "$fuzz" bash "$fuzz" "$FUZZ_SECONDS"
 done
