@@ -107,10 +107,11 @@ struct rbln_model_env {
  * @stream needs no particular alignment. Checks run in stream order and the
  * first failure is reported; within a command: the header (opcode, size,
  * truncation, flags), then the other fields (pad, NOP body, op or cond,
- * timeout), then each operand in order (flags, bo index, overflow, bounds,
+ * timeout; for compute opcodes pad, enums, float parameters, shape
+ * fields), then each operand in order (flags, bo index, overflow, bounds,
  * alignment, length, access), then relations between operands (equal
- * lengths, overlap). @bos entries are distinct buffers: overlap is judged by
- * bo index and offsets.
+ * lengths, sizes against the shape in operand order, overlap). @bos
+ * entries are distinct buffers: overlap is judged by bo index and offsets.
  *
  * Return: 0, or -RBLN_EINVAL with @diag saying why.
  */
@@ -132,6 +133,11 @@ int rbln_model_validate(const void *stream, u64 size,
  * with -RBLN_EINVAL at its first bad command instead of touching memory it
  * must not. A command whose buffer has no @cpu mapping fails with -RBLN_EIO.
  *
+ * Index data the compute opcodes read at run time (token ids, positions,
+ * slots, block tables, sequence descriptors) is checked as it is used: a
+ * value out of range stops the command with -RBLN_EIO before anything
+ * outside its operands is touched (some of its output may be written).
+ *
  * ADD produces IEEE-754 binary32 sums rounded to nearest even, denormals
  * kept, in both homes. NaN results are made deterministic (the compilers of
  * the two homes may order the operands of an addition differently, which
@@ -141,7 +147,8 @@ int rbln_model_validate(const void *stream, u64 size,
  *
  * Return: 0; -RBLN_ETIMEDOUT when a SEM_WAIT expired; -RBLN_ECANCELED when
  * @env->cancelled() became true; -RBLN_EINVAL for a stream that does not
- * validate or an @env without its required callbacks; -RBLN_EIO as above.
+ * validate or an @env without its required callbacks; -RBLN_EIO as above
+ * (unmapped buffer, index data out of range).
  * Commands before the failing one have run; @diag then names the failing
  * command, filled as rbln_model_validate() does for -RBLN_EINVAL, else with
  * @reason RBLN_ISA_OK and @operand RBLN_ISA_NO_INDEX. Zeroed on success.
@@ -163,9 +170,68 @@ const char *rbln_model_error_str(u32 reason);
  * rbln_model_opcode_name() - mnemonic of an opcode
  * @opcode: the opcode
  *
- * Return: a static string ("COPY"), or NULL for an opcode ISA 1.0 does not
+ * Return: a static string ("COPY"), or NULL for an opcode the ISA does not
  * define.
  */
 const char *rbln_model_opcode_name(u32 opcode);
+
+/**
+ * enum rbln_model_cpu - CPU variants of the compute kernels
+ * @RBLN_MODEL_CPU_AUTO: the best the CPU supports (the default)
+ * @RBLN_MODEL_CPU_BASELINE: portable code (SSE2 on x86-64), separate
+ *	multiply and add
+ * @RBLN_MODEL_CPU_AVX2: AVX2 with fused multiply-add (x86-64 CPUs with
+ *	AVX2 and FMA)
+ * @RBLN_MODEL_CPU_COUNT: number of values
+ *
+ * Each variant is deterministic: the same stream on the same data gives
+ * the same bits, whatever the number of engines and in both homes. The
+ * variants differ from each other where AVX2 fuses a multiply and an add
+ * (MATMUL, ATTENTION), within the tolerances of Documentation/isa-compute.md;
+ * every other opcode gives the same bits in both.
+ */
+enum rbln_model_cpu {
+	RBLN_MODEL_CPU_AUTO = 0,
+	RBLN_MODEL_CPU_BASELINE = 1,
+	RBLN_MODEL_CPU_AVX2 = 2,
+	RBLN_MODEL_CPU_COUNT,
+};
+
+/**
+ * rbln_model_set_cpu() - force a CPU variant (tests, module parameter)
+ * @cpu: an &enum rbln_model_cpu value
+ *
+ * Applies to every command that starts afterwards, in every device of the
+ * home (the choice is global to the model). The kernel calls it from a
+ * module parameter at load, the emulated backend from RBLN_CPU_VARIANT.
+ *
+ * Return: 0, or -RBLN_EINVAL for an unknown value or a variant this CPU
+ * cannot run (the choice is then unchanged).
+ */
+int rbln_model_set_cpu(u32 cpu);
+
+/**
+ * rbln_model_cpu() - the CPU variant commands run with
+ *
+ * Return: RBLN_MODEL_CPU_BASELINE or RBLN_MODEL_CPU_AVX2 (never AUTO).
+ */
+u32 rbln_model_cpu(void);
+
+/**
+ * rbln_model_cpu_name() - name of an &enum rbln_model_cpu value
+ * @cpu: the value
+ *
+ * Return: "auto", "baseline" or "avx2"; NULL for other values.
+ */
+const char *rbln_model_cpu_name(u32 cpu);
+
+/**
+ * rbln_model_cpu_parse() - the &enum rbln_model_cpu value of a name
+ * @name: "auto", "baseline" or "avx2" (a trailing newline is ignored, as
+ *	sysfs writes have one)
+ *
+ * Return: the value, or -RBLN_EINVAL for another name.
+ */
+int rbln_model_cpu_parse(const char *name);
 
 #endif /* RBLN_MODEL_H */

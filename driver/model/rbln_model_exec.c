@@ -11,14 +11,14 @@
 #include "rbln_model_internal.h"
 
 /**
- * rbln_model_operand_ptr() - CPU address of a checked operand
+ * rbln_model_bo_ptr() - CPU address of a checked operand
  * @bos: the buffer list
  * @op: the operand, already checked against @bos
  *
  * Return: the address, or NULL when the buffer is not mapped.
  */
-static u8 *rbln_model_operand_ptr(const struct rbln_model_bo *bos,
-				  const struct rbln_isa_operand *op)
+u8 *rbln_model_bo_ptr(const struct rbln_model_bo *bos,
+		      const struct rbln_isa_operand *op)
 {
 	u8 *cpu = bos[op->bo].cpu;
 
@@ -38,11 +38,47 @@ static u8 *rbln_model_operand_ptr(const struct rbln_model_bo *bos,
 static u64 *rbln_model_sem_ptr(const struct rbln_model_bo *bos,
 			       const struct rbln_isa_operand *op)
 {
-	u8 *p = rbln_model_operand_ptr(bos, op);
+	u8 *p = rbln_model_bo_ptr(bos, op);
 
 	if (!p || ((uintptr_t)p & (sizeof(u64) - 1)))
 		return NULL;
 	return (u64 *)p;
+}
+
+/**
+ * rbln_model_exec_compute() - run one decoded compute command of ISA 1.1
+ * @cmd: the command, accepted by rbln_model_decode()
+ * @bos: the buffer list with CPU mappings
+ * @env: the home's services
+ *
+ * Return: 0 or a negative RBLN_E* error.
+ */
+static int rbln_model_exec_compute(const struct rbln_model_cmd *cmd,
+				   const struct rbln_model_bo *bos,
+				   const struct rbln_model_env *env)
+{
+	switch (cmd->u.hdr.opcode) {
+	case RBLN_OP_EMBED:
+		return rbln_model_exec_embed(&cmd->u.embed, bos, env);
+	case RBLN_OP_RMSNORM:
+		return rbln_model_exec_rmsnorm(&cmd->u.rmsnorm, bos, env);
+	case RBLN_OP_MATMUL:
+		return rbln_model_exec_matmul(&cmd->u.matmul, bos, env);
+	case RBLN_OP_ROPE:
+		return rbln_model_exec_rope(&cmd->u.rope, bos, env);
+	case RBLN_OP_SWIGLU:
+		return rbln_model_exec_swiglu(&cmd->u.swiglu, bos, env);
+	case RBLN_OP_KV_WRITE:
+		return rbln_model_exec_kv_write(&cmd->u.kv_write, bos, env);
+	case RBLN_OP_ATTENTION:
+		return rbln_model_exec_attention(&cmd->u.attention, bos, env);
+	case RBLN_OP_ARGMAX:
+		return rbln_model_exec_argmax(&cmd->u.argmax, bos, env);
+	case RBLN_OP_TOPK:
+		return rbln_model_exec_topk(&cmd->u.topk, bos, env);
+	}
+	/* rbln_model_decode() accepts known opcodes only. */
+	return -RBLN_EINVAL;
 }
 
 /**
@@ -72,13 +108,13 @@ static int rbln_model_exec_cmd(const struct rbln_model_cmd *cmd,
 		rbln_model_barrier();
 		return 0;
 	case RBLN_OP_FILL:
-		dst = rbln_model_operand_ptr(bos, &fill->dst);
+		dst = rbln_model_bo_ptr(bos, &fill->dst);
 		if (!dst)
 			return -RBLN_EIO;
 		return rbln_model_fill(dst, fill->dst.size, fill->value, env);
 	case RBLN_OP_COPY:
-		dst = rbln_model_operand_ptr(bos, &copy->dst);
-		a = rbln_model_operand_ptr(bos, &copy->src);
+		dst = rbln_model_bo_ptr(bos, &copy->dst);
+		a = rbln_model_bo_ptr(bos, &copy->src);
 		if (!dst || !a)
 			return -RBLN_EIO;
 		return rbln_model_copy(dst, a, copy->dst.size, env);
@@ -95,15 +131,14 @@ static int rbln_model_exec_cmd(const struct rbln_model_cmd *cmd,
 		return rbln_model_sem_wait(sem, wait->cond, wait->value,
 					   wait->timeout_ns, env);
 	case RBLN_OP_ADD:
-		dst = rbln_model_operand_ptr(bos, &add->dst);
-		a = rbln_model_operand_ptr(bos, &add->a);
-		b = rbln_model_operand_ptr(bos, &add->b);
+		dst = rbln_model_bo_ptr(bos, &add->dst);
+		a = rbln_model_bo_ptr(bos, &add->a);
+		b = rbln_model_bo_ptr(bos, &add->b);
 		if (!dst || !a || !b)
 			return -RBLN_EIO;
 		return rbln_model_exec_add(dst, a, b, add->dst.size / 4, env);
 	}
-	/* rbln_model_decode() accepts known opcodes only. */
-	return -RBLN_EINVAL;
+	return rbln_model_exec_compute(cmd, bos, env);
 }
 
 /**

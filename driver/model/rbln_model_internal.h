@@ -37,8 +37,15 @@
  */
 #define RBLN_MODEL_F32_PART_MIN		(256U * 1024U)
 
-/* Largest number of operands of one command (ADD: dst, a, b). */
-#define RBLN_MODEL_MAX_OPERANDS		3
+/*
+ * Tokens ATTENTION scores at a time (online softmax rescales once per
+ * tile): part of the numerics, so every piece of work starts on a tile
+ * boundary of its partition.
+ */
+#define RBLN_MODEL_ATTN_TILE		16U
+
+/* Largest number of operands of one command (ATTENTION). */
+#define RBLN_MODEL_MAX_OPERANDS		7
 
 /**
  * struct rbln_model_cmd - one command, decoded and checked
@@ -49,6 +56,15 @@
  * @u.signal: as RBLN_OP_SEM_SIGNAL
  * @u.wait: as RBLN_OP_SEM_WAIT
  * @u.add: as RBLN_OP_ADD
+ * @u.embed: as RBLN_OP_EMBED
+ * @u.rmsnorm: as RBLN_OP_RMSNORM
+ * @u.matmul: as RBLN_OP_MATMUL
+ * @u.rope: as RBLN_OP_ROPE
+ * @u.swiglu: as RBLN_OP_SWIGLU
+ * @u.kv_write: as RBLN_OP_KV_WRITE
+ * @u.attention: as RBLN_OP_ATTENTION
+ * @u.argmax: as RBLN_OP_ARGMAX
+ * @u.topk: as RBLN_OP_TOPK
  * @index: its index in the stream
  * @offset: its byte offset in the stream
  */
@@ -60,6 +76,15 @@ struct rbln_model_cmd {
 		struct rbln_isa_sem_signal signal;
 		struct rbln_isa_sem_wait wait;
 		struct rbln_isa_add add;
+		struct rbln_isa_embed embed;
+		struct rbln_isa_rmsnorm rmsnorm;
+		struct rbln_isa_matmul matmul;
+		struct rbln_isa_rope rope;
+		struct rbln_isa_swiglu swiglu;
+		struct rbln_isa_kv_write kv_write;
+		struct rbln_isa_attention attention;
+		struct rbln_isa_argmax argmax;
+		struct rbln_isa_topk topk;
 	} u;
 	u32 index;
 	u32 offset;
@@ -74,6 +99,36 @@ u32 rbln_model_check_header(const u8 *stream, u64 size,
 u32 rbln_model_decode(const u8 *stream, u64 size, u32 offset, u32 index,
 		      const struct rbln_model_bo *bos, u32 nbos,
 		      struct rbln_model_cmd *cmd, struct rbln_model_diag *diag);
+
+/**
+ * struct rbln_model_operand_rule - what one operand of an opcode must obey
+ * @access: RBLN_MODEL_READ and/or RBLN_MODEL_WRITE the buffer must allow
+ * @offset_align: the offset must be a multiple of this (a power of two)
+ * @size_align: the size must be a multiple of this (a power of two)
+ * @exact_size: the size must equal this; 0 for any non-zero size
+ */
+struct rbln_model_operand_rule {
+	u32 access;
+	u32 offset_align;
+	u32 size_align;
+	u32 exact_size;
+};
+
+u32 rbln_model_check_operands(const struct rbln_isa_operand *const *ops,
+			      const struct rbln_model_operand_rule *const *rules,
+			      u32 n, const struct rbln_model_bo *bos, u32 nbos,
+			      u16 *operand);
+bool rbln_model_overlap(const struct rbln_isa_operand *x,
+			const struct rbln_isa_operand *y);
+
+/* rbln_model_validate_compute.c: the opcodes of ISA 1.1 */
+u32 rbln_model_cmd_flags(u16 opcode);
+u16 rbln_model_cmd_size(u16 opcode);
+u32 rbln_model_check_compute(const struct rbln_model_cmd *cmd,
+			     const struct rbln_model_bo *bos, u32 nbos,
+			     u16 *operand);
+u32 rbln_model_dtype_size(u32 dtype);
+u64 rbln_model_attention_work(const struct rbln_isa_attention *c);
 
 /* rbln_model_ops_dma.c */
 int rbln_model_fill(u8 *dst, u64 size, u32 value,
@@ -104,5 +159,217 @@ void rbln_model_f32_add_avx2(u8 *dst, const u8 *a, const u8 *b, u64 n);
 rbln_model_f32_add_fn rbln_model_f32_add_select(void);
 int rbln_model_exec_add(u8 *dst, const u8 *a, const u8 *b, u64 n,
 			const struct rbln_model_env *env);
+
+/*
+ * The compute kernels of ISA 1.1 (rbln_model_kern_*.c, built with FPU
+ * support in the kernel), one table per CPU variant. Every function runs
+ * inside one rbln_os_fpu_begin()/_end() bracket and does a bounded amount
+ * of work; the exec files choose the pieces. Floats cross this interface
+ * only as pointers and bit patterns: the exec files have no FPU.
+ */
+
+/**
+ * struct rbln_model_mm - one MATMUL as the kernels see it
+ * @c: output rows, @n floats each
+ * @a: input rows, @k floats each
+ * @w: weights in @layout
+ * @m: rows
+ * @n: output columns
+ * @k: reduction length
+ * @dtype: type of @w
+ * @layout: RBLN_LAYOUT_ROWMAJOR or RBLN_LAYOUT_PACKED16
+ * @accumulate: start from @c's old values rather than from zero
+ */
+struct rbln_model_mm {
+	u8 *c;
+	const u8 *a;
+	const u8 *w;
+	u64 m;
+	u32 n;
+	u32 k;
+	u32 dtype;
+	u32 layout;
+	bool accumulate;
+};
+
+/**
+ * struct rbln_model_attn - one ATTENTION as the kernels see it
+ * @cmd: the command
+ * @out: output rows
+ * @q: query rows
+ * @k_cache: key cache
+ * @v_cache: value cache
+ * @seqs: sequence descriptors (runtime data)
+ * @tables: block tables (runtime data)
+ * @work: partial results
+ * @nseqs: number of sequences
+ * @rows: query rows (T)
+ * @num_blocks: blocks per cache
+ * @table_rows: rows of @tables
+ * @parts: partitions per row in @work (P)
+ * @group: query heads per KV head
+ */
+struct rbln_model_attn {
+	const struct rbln_isa_attention *cmd;
+	u8 *out;
+	const u8 *q;
+	const u8 *k_cache;
+	const u8 *v_cache;
+	const u8 *seqs;
+	const u8 *tables;
+	u8 *work;
+	u64 nseqs;
+	u64 rows;
+	u64 num_blocks;
+	u64 table_rows;
+	u64 parts;
+	u32 group;
+};
+
+/**
+ * struct rbln_model_seq - one checked sequence descriptor of ATTENTION
+ * @q_start: first query row
+ * @q_len: query rows
+ * @ctx_len: tokens in the cache, the new ones included
+ * @table: its block-table row
+ */
+struct rbln_model_seq {
+	u64 q_start;
+	u32 q_len;
+	u32 ctx_len;
+	const u8 *table;
+};
+
+/**
+ * struct rbln_model_kernels - the compute kernels of one CPU variant
+ * @name: "baseline" or "avx2"
+ * @mm: MATMUL rows [m0, m1) x panels [p0, p1) of 16 columns, over
+ *	k in [k0, k1); continues the sums in @c unless k0 is 0 and the
+ *	command does not accumulate
+ * @embed: EMBED token rows [t0, t1), columns [c0, c1); -RBLN_EIO on a bad id
+ * @rms_sumsq: add the squares of @n floats at @x to the 8 partial sums
+ *	in @acc (lane i takes elements i, i + 8, ...: the order is fixed)
+ * @rms_scale: dst = (x * inv) * w for @n elements; inv is the bits of a
+ *	float computed by @rms_inv
+ * @rms_inv: 1 / sqrt(sum / dim + eps) from the 8 partial sums
+ * @rope: ROPE token rows [t0, t1); -RBLN_EIO on a negative position
+ * @swiglu: dst = silu(gate) * up over @n elements
+ * @kv_write: KV_WRITE tokens [t0, t1); -RBLN_EIO on a bad slot
+ * @attn_part: ATTENTION: continue the partial results of one sequence, KV
+ *	head and partition over its tokens [j0, j1) (j0 a multiple of
+ *	RBLN_MODEL_ATTN_TILE from the partition's start; j0 at the start
+ *	begins the partials) for query rows [i0, i1) of the sequence;
+ *	-RBLN_EIO on a bad block id
+ * @attn_merge: merge the partials of the sequence's query rows [i0, i1)
+ *	(all heads) into the output
+ * @argmax: fold @n elements starting at column @col into the running
+ *	best (@best: value bits and index)
+ * @topk: fold @n elements starting at column @col into the running heap
+ *	of @k (value, index) pairs at @vals and @idx, holding @have
+ * @topk_sort: sort a full heap into descending order
+ */
+struct rbln_model_kernels {
+	const char *name;
+	void (*mm)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
+		   u32 p1, u32 k0, u32 k1);
+	int (*embed)(const struct rbln_isa_embed *c, u8 *dst, const u8 *table,
+		     const u8 *ids, u64 rows, u64 t0, u64 t1, u32 c0, u32 c1);
+	void (*rms_sumsq)(const u8 *x, u32 n, u32 *acc);
+	void (*rms_scale)(u8 *dst, const u8 *x, const u8 *w, u32 dtype, u32 n,
+			  u32 inv);
+	u32 (*rms_inv)(const u32 *acc, u32 dim, u32 eps);
+	int (*rope)(const struct rbln_isa_rope *c, u8 *x, const u8 *pos,
+		    u64 t0, u64 t1);
+	void (*swiglu)(u8 *dst, const u8 *gate, const u8 *up, u32 n);
+	int (*kv_write)(const struct rbln_isa_kv_write *c, u8 *kc, u8 *vc,
+			const u8 *k, const u8 *v, const u8 *slots,
+			u64 num_blocks, u64 t0, u64 t1);
+	int (*attn_part)(const struct rbln_model_attn *at,
+			 const struct rbln_model_seq *seq, u32 kvh, u64 part,
+			 u32 i0, u32 i1, u64 j0, u64 j1);
+	void (*attn_merge)(const struct rbln_model_attn *at,
+			   const struct rbln_model_seq *seq, u32 i0, u32 i1);
+	void (*argmax)(const u8 *x, u32 n, u32 col, u32 *best);
+	void (*topk)(const u8 *x, u32 n, u32 col, u8 *vals, u8 *idx, u32 k,
+		     u32 *have);
+	void (*topk_sort)(u8 *vals, u8 *idx, u32 k);
+};
+
+extern const struct rbln_model_kernels rbln_model_kernels_baseline;
+#if defined(__x86_64__)
+extern const struct rbln_model_kernels rbln_model_kernels_avx2;
+#endif
+
+/* rbln_model_cpu.c */
+const struct rbln_model_kernels *rbln_model_kernels(void);
+
+/* rbln_model_exec_par.c: pieces of one command spread over the engines */
+struct rbln_model_par;
+/**
+ * typedef rbln_model_piece_fn - run piece @piece of a command
+ * @par: the command's state (its @ctx is the op's own)
+ * @piece: which piece, below &rbln_model_par.pieces
+ *
+ * Runs outside any FPU bracket: it opens its own around kernel calls.
+ *
+ * Return: 0, or a negative RBLN_E* error that stops the command.
+ */
+typedef int (*rbln_model_piece_fn)(struct rbln_model_par *par, u64 piece);
+
+/**
+ * struct rbln_model_par - a command cut into pieces the engines claim
+ * @env: the home's services
+ * @kern: the CPU variant's kernels
+ * @fn: runs one piece
+ * @ctx: the op's own state
+ * @pieces: number of pieces
+ * @next: next unclaimed piece (atomic)
+ * @stop: set when a piece failed or the job was cancelled (atomic)
+ * @err: the first error
+ */
+struct rbln_model_par {
+	const struct rbln_model_env *env;
+	const struct rbln_model_kernels *kern;
+	rbln_model_piece_fn fn;
+	void *ctx;
+	u64 pieces;
+	u64 next;
+	u32 stop;
+	int err;
+};
+
+int rbln_model_par_run(struct rbln_model_par *par, u64 min_pieces_per_part);
+bool rbln_model_par_stopped(struct rbln_model_par *par);
+
+/* rbln_model_exec_mm.c, rbln_model_exec_attn.c, rbln_model_exec_nn.c */
+int rbln_model_exec_matmul(const struct rbln_isa_matmul *c,
+			   const struct rbln_model_bo *bos,
+			   const struct rbln_model_env *env);
+int rbln_model_exec_attention(const struct rbln_isa_attention *c,
+			      const struct rbln_model_bo *bos,
+			      const struct rbln_model_env *env);
+int rbln_model_exec_embed(const struct rbln_isa_embed *c,
+			  const struct rbln_model_bo *bos,
+			  const struct rbln_model_env *env);
+int rbln_model_exec_rmsnorm(const struct rbln_isa_rmsnorm *c,
+			    const struct rbln_model_bo *bos,
+			    const struct rbln_model_env *env);
+int rbln_model_exec_rope(const struct rbln_isa_rope *c,
+			 const struct rbln_model_bo *bos,
+			 const struct rbln_model_env *env);
+int rbln_model_exec_swiglu(const struct rbln_isa_swiglu *c,
+			   const struct rbln_model_bo *bos,
+			   const struct rbln_model_env *env);
+int rbln_model_exec_kv_write(const struct rbln_isa_kv_write *c,
+			     const struct rbln_model_bo *bos,
+			     const struct rbln_model_env *env);
+int rbln_model_exec_argmax(const struct rbln_isa_argmax *c,
+			   const struct rbln_model_bo *bos,
+			   const struct rbln_model_env *env);
+int rbln_model_exec_topk(const struct rbln_isa_topk *c,
+			 const struct rbln_model_bo *bos,
+			 const struct rbln_model_env *env);
+u8 *rbln_model_bo_ptr(const struct rbln_model_bo *bos,
+		      const struct rbln_isa_operand *op);
 
 #endif /* RBLN_MODEL_INTERNAL_H */

@@ -48,6 +48,15 @@ static inline bool rbln_os_cpu_has_avx2(void)
 	return false;
 #endif
 }
+
+static inline bool rbln_os_cpu_has_fma(void)
+{
+#ifdef CONFIG_X86
+	return boot_cpu_has(X86_FEATURE_FMA);
+#else
+	return false;
+#endif
+}
 #endif /* _LINUX_FPU_COMPILATION_UNIT */
 #else
 #include <stddef.h>
@@ -104,6 +113,11 @@ static inline bool rbln_os_cpu_has_avx2(void)
 {
 	return __builtin_cpu_supports("avx2");
 }
+
+static inline bool rbln_os_cpu_has_fma(void)
+{
+	return __builtin_cpu_supports("fma");
+}
 #else
 static inline void rbln_os_fpu_begin(void)
 {
@@ -117,8 +131,22 @@ static inline bool rbln_os_cpu_has_avx2(void)
 {
 	return false;
 }
+
+static inline bool rbln_os_cpu_has_fma(void)
+{
+	return false;
+}
 #endif
 #endif
+
+/*
+ * Inlining the compute kernels' small helpers is what keeps their
+ * accumulators in registers, so it is required, not suggested: "static
+ * inline RBLN_OS_INLINE" in both homes (the kernel's __always_inline
+ * spells the same attribute).
+ */
+#define RBLN_OS_ATTR(x)	__attribute__((x))
+#define RBLN_OS_INLINE	RBLN_OS_ATTR(__always_inline__)
 
 /*
  * Semaphores are shared with other devices (other engine threads, other
@@ -150,6 +178,25 @@ static inline u32 rbln_os_load_relaxed32(const u32 *p)
 static inline void rbln_os_store_relaxed32(u32 *p, u32 v)
 {
 	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+/* Claims the next piece of work among the engines of one device. */
+static inline u64 rbln_os_fetch_add64(u64 *p, u64 v)
+{
+	return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+/*
+ * Index data (token ids, slots, block tables) lives in buffers the host or
+ * another device may write while a command runs. Each value is read exactly
+ * once into a local, like READ_ONCE(), so that the value checked is the
+ * value used: a plain load could legally be repeated by the compiler.
+ * Buffer offsets of index operands are multiples of 4, so the load is
+ * naturally aligned when the mapping is (page-aligned in both homes).
+ */
+static inline s32 rbln_os_read_once_s32(const u8 *p)
+{
+	return (s32)__atomic_load_n((const u32 *)p, __ATOMIC_RELAXED);
 }
 
 static inline void rbln_os_fence(void)

@@ -24,9 +24,13 @@ static const char *const rbln_model_errors[RBLN_ISA_ERR_COUNT] = {
 	[RBLN_ISA_ERR_ALIGN] = "offset or size misaligned",
 	[RBLN_ISA_ERR_LENGTH] = "size is zero or sizes differ",
 	[RBLN_ISA_ERR_ACCESS] = "buffer-list flags forbid the access",
-	[RBLN_ISA_ERR_ENUM] = "semaphore op or condition out of range",
+	[RBLN_ISA_ERR_ENUM] =
+		"enumerated field (sem op or cond, dtype, layout, scaling) out of range",
 	[RBLN_ISA_ERR_TIMEOUT] = "semaphore wait timeout zero or above 60 s",
 	[RBLN_ISA_ERR_OVERLAP] = "operands overlap",
+	[RBLN_ISA_ERR_SHAPE] =
+		"shape field out of range or operand size disagrees with the shape",
+	[RBLN_ISA_ERR_PARAM] = "float parameter not finite or out of range",
 };
 
 static const char *const rbln_model_opcodes[RBLN_OP_COUNT] = {
@@ -37,6 +41,15 @@ static const char *const rbln_model_opcodes[RBLN_OP_COUNT] = {
 	[RBLN_OP_SEM_SIGNAL] = "SEM_SIGNAL",
 	[RBLN_OP_SEM_WAIT] = "SEM_WAIT",
 	[RBLN_OP_ADD] = "ADD",
+	[RBLN_OP_EMBED] = "EMBED",
+	[RBLN_OP_RMSNORM] = "RMSNORM",
+	[RBLN_OP_MATMUL] = "MATMUL",
+	[RBLN_OP_ROPE] = "ROPE",
+	[RBLN_OP_SWIGLU] = "SWIGLU",
+	[RBLN_OP_KV_WRITE] = "KV_WRITE",
+	[RBLN_OP_ATTENTION] = "ATTENTION",
+	[RBLN_OP_ARGMAX] = "ARGMAX",
+	[RBLN_OP_TOPK] = "TOPK",
 };
 
 /**
@@ -56,7 +69,7 @@ const char *rbln_model_error_str(u32 reason)
  * rbln_model_opcode_name() - mnemonic of an opcode
  * @opcode: the opcode
  *
- * Also the model's list of the opcodes ISA 1.0 defines: the validator
+ * Also the model's list of the opcodes the ISA defines: the validator
  * treats an opcode without a name as unknown.
  *
  * Return: the mnemonic ("COPY"), or NULL for an unknown opcode.

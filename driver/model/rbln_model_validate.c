@@ -14,20 +14,6 @@
 
 #include "rbln_model_internal.h"
 
-/**
- * struct rbln_model_operand_rule - what one operand of an opcode must obey
- * @access: RBLN_MODEL_READ and/or RBLN_MODEL_WRITE the buffer must allow
- * @offset_align: the offset must be a multiple of this (a power of two)
- * @size_align: the size must be a multiple of this (a power of two)
- * @exact_size: the size must equal this; 0 for any non-zero size
- */
-struct rbln_model_operand_rule {
-	u32 access;
-	u32 offset_align;
-	u32 size_align;
-	u32 exact_size;
-};
-
 static const struct rbln_model_operand_rule rbln_model_rule_fill_dst = {
 	.access = RBLN_MODEL_WRITE, .offset_align = 4, .size_align = 4,
 };
@@ -142,11 +128,11 @@ static bool rbln_model_size_ok(u16 opcode, u16 size)
 	case RBLN_OP_ADD:
 		return size == sizeof(struct rbln_isa_add);
 	}
-	return false;
+	return size == rbln_model_cmd_size(opcode);
 }
 
 /**
- * rbln_model_opcode_known() - whether ISA 1.0 defines an opcode
+ * rbln_model_opcode_known() - whether the ISA defines an opcode
  * @opcode: the opcode
  *
  * Return: true if it does.
@@ -206,11 +192,10 @@ rbln_model_check_operand(const struct rbln_isa_operand *op,
  *
  * Return: RBLN_ISA_OK or the reason the first bad operand failed.
  */
-static u32
-rbln_model_check_operands(const struct rbln_isa_operand *const *ops,
-			  const struct rbln_model_operand_rule *const *rules,
-			  u32 n, const struct rbln_model_bo *bos, u32 nbos,
-			  u16 *operand)
+u32 rbln_model_check_operands(const struct rbln_isa_operand *const *ops,
+			      const struct rbln_model_operand_rule *const *rules,
+			      u32 n, const struct rbln_model_bo *bos, u32 nbos,
+			      u16 *operand)
 {
 	u32 reason;
 	u32 i;
@@ -235,8 +220,8 @@ rbln_model_check_operands(const struct rbln_isa_operand *const *ops,
  *
  * Return: true if they name intersecting ranges of one buffer.
  */
-static bool rbln_model_overlap(const struct rbln_isa_operand *x,
-			       const struct rbln_isa_operand *y)
+bool rbln_model_overlap(const struct rbln_isa_operand *x,
+			const struct rbln_isa_operand *y)
 {
 	return x->bo == y->bo && x->offset < y->offset + y->size &&
 	       y->offset < x->offset + x->size;
@@ -444,7 +429,7 @@ static u32 rbln_model_check_body(const u8 *body,
 	case RBLN_OP_ADD:
 		return rbln_model_check_add(&cmd->u.add, bos, nbos, operand);
 	}
-	return RBLN_ISA_ERR_OPCODE;
+	return rbln_model_check_compute(cmd, bos, nbos, operand);
 }
 
 /**
@@ -485,7 +470,8 @@ u32 rbln_model_decode(const u8 *stream, u64 size, u32 offset, u32 index,
 		reason = RBLN_ISA_ERR_CMD_SIZE;
 	} else if (cmd->u.hdr.size > left) {
 		reason = RBLN_ISA_ERR_TRUNCATED;
-	} else if (cmd->u.hdr.flags) {
+	} else if (cmd->u.hdr.flags &
+		   ~rbln_model_cmd_flags(cmd->u.hdr.opcode)) {
 		reason = RBLN_ISA_ERR_RESERVED;
 	} else {
 		/* Only NOP is larger than the union, and its body stays put. */

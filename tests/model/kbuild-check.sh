@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Builds the device model as a kernel module against the installed 6.12
 # headers (one model, two homes: this is the kernel home's compiler and
-# flags), then checks that the float code stayed in rbln_model_ops_f32.o:
+# flags), then checks that the float code stayed in the FPU objects
+# (rbln_model_ops_f32.o, rbln_model_kern_avx2.o, rbln_model_kern_base.o):
 # every other object is built with -mno-sse and must not touch a vector
-# register. Skips (exit 77) when no kernel headers are installed.
+# register; the AVX2 variant has fused multiply-adds on ymm registers, the
+# baseline none and no ymm at all. Without the 6.12 headers this FAILS:
+# the kernel home is part of what is tested (tools/install-deps.sh
+# --kernel installs them).
 #
 #   kbuild-check.sh SRCDIR   (the repository root)
 set -euo pipefail
@@ -12,8 +16,9 @@ src=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
 kdir=${KDIR:-$(ls -d /usr/src/linux-headers-6.12*-amd64 2>/dev/null |
 	sort -V | tail -n 1)}
 if [ -z "$kdir" ] || [ ! -f "$kdir/Makefile" ]; then
-	echo "no kernel headers; skipped"
-	exit 77
+	echo "FAIL: no 6.12 kernel headers (/usr/src/linux-headers-6.12*-amd64);"
+	echo "      tools/install-deps.sh --kernel installs them"
+	exit 1
 fi
 
 work=$(mktemp -d)
@@ -46,6 +51,10 @@ static int __init rbln_model_check_init(void)
 	struct rbln_model_diag diag;
 
 	pr_info("%s %s\n", rbln_model_error_str(0), rbln_model_opcode_name(0));
+	pr_info("%s %d\n", rbln_model_cpu_name(rbln_model_cpu()),
+		rbln_model_cpu_parse("avx2"));
+	if (rbln_model_set_cpu(RBLN_MODEL_CPU_AUTO))
+		return -EINVAL;
 	if (rbln_model_validate(&hdr, sizeof(hdr), NULL, 0, &diag))
 		return -EINVAL;
 	return rbln_model_execute(&hdr, sizeof(hdr), NULL, 0, NULL, &diag);
@@ -70,7 +79,8 @@ fi
 status=0
 for obj in "$work"/model/*.o; do
 	case "$obj" in
-	*/rbln_model_ops_f32.o) continue ;;
+	*/rbln_model_ops_f32.o | */rbln_model_kern_avx2.o | */rbln_model_kern_base.o)
+		continue ;;
 	esac
 	dis=$(objdump -d "$obj")
 	if grep -qE '%[xy]mm[0-9]' <<<"$dis"; then
@@ -89,6 +99,20 @@ if ! grep -q '[^v]addps.*%xmm' <<<"$dis"; then
 fi
 if grep -q 'ucomiss' <<<"$dis"; then
 	echo "FAIL: rbln_model_ops_f32.o has scalar float compares"
+	status=1
+fi
+dis=$(objdump -d "$work/model/rbln_model_kern_avx2.o")
+if ! grep -q 'vfmadd[0-9]*ps.*%ymm' <<<"$dis"; then
+	echo "FAIL: rbln_model_kern_avx2.o has no fused multiply-add on ymm"
+	status=1
+fi
+dis=$(objdump -d "$work/model/rbln_model_kern_base.o")
+if grep -qE '%ymm|vfmadd' <<<"$dis"; then
+	echo "FAIL: rbln_model_kern_base.o uses AVX or FMA"
+	status=1
+fi
+if ! grep -q 'mulps.*%xmm' <<<"$dis"; then
+	echo "FAIL: rbln_model_kern_base.o has no SSE float code"
 	status=1
 fi
 [ "$status" -eq 0 ] && echo "kernel build of the model: clean"

@@ -187,7 +187,7 @@ static void test_err_header(void **state)
 
 static void test_err_opcode(void **state)
 {
-	static const uint16_t bad[] = { 0x06, 0x0f, 0x11, 0x7fff, 0xfffe };
+	static const uint16_t bad[] = { 0x06, 0x0f, 0x1a, 0x20, 0x7fff, 0xfffe };
 	struct rbln_isa_cmd *c;
 	struct sb sb;
 	size_t i;
@@ -896,9 +896,22 @@ static void test_strings(void **state)
 	assert_string_equal(rbln_model_opcode_name(RBLN_OP_SEM_WAIT),
 			    "SEM_WAIT");
 	assert_string_equal(rbln_model_opcode_name(RBLN_OP_ADD), "ADD");
+	assert_string_equal(rbln_model_opcode_name(RBLN_OP_EMBED), "EMBED");
+	assert_string_equal(rbln_model_opcode_name(RBLN_OP_RMSNORM),
+			    "RMSNORM");
+	assert_string_equal(rbln_model_opcode_name(RBLN_OP_MATMUL), "MATMUL");
+	assert_string_equal(rbln_model_opcode_name(RBLN_OP_ROPE), "ROPE");
+	assert_string_equal(rbln_model_opcode_name(RBLN_OP_SWIGLU), "SWIGLU");
+	assert_string_equal(rbln_model_opcode_name(RBLN_OP_KV_WRITE),
+			    "KV_WRITE");
+	assert_string_equal(rbln_model_opcode_name(RBLN_OP_ATTENTION),
+			    "ATTENTION");
+	assert_string_equal(rbln_model_opcode_name(RBLN_OP_ARGMAX), "ARGMAX");
+	assert_string_equal(rbln_model_opcode_name(RBLN_OP_TOPK), "TOPK");
 	for (i = 0; i < 0x10000; i++) {
 		name = rbln_model_opcode_name(i);
-		if (i <= RBLN_OP_SEM_WAIT || i == RBLN_OP_ADD)
+		if (i <= RBLN_OP_SEM_WAIT ||
+		    (i >= RBLN_OP_ADD && i < RBLN_OP_COUNT))
 			assert_non_null(name);
 		else
 			assert_null(name);

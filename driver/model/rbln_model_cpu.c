@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * rbln_model_cpu.c - which CPU variant of the compute kernels runs.
+ *
+ * One choice for the whole model, read once per command: a command never
+ * mixes variants, so its bits are those of one variant. The choice is a
+ * plain word with relaxed atomics: it is set at load (module parameter,
+ * environment) or by tests between commands.
+ */
+
+#include "rbln_model_internal.h"
+
+static u32 rbln_model_cpu_forced = RBLN_MODEL_CPU_AUTO;
+
+static const char *const rbln_model_cpu_names[RBLN_MODEL_CPU_COUNT] = {
+	[RBLN_MODEL_CPU_AUTO] = "auto",
+	[RBLN_MODEL_CPU_BASELINE] = "baseline",
+	[RBLN_MODEL_CPU_AVX2] = "avx2",
+};
+
+/* Whether this CPU (and OS) can run the AVX2 variant. */
+static bool rbln_model_cpu_avx2_ok(void)
+{
+#if defined(__x86_64__)
+	return rbln_os_cpu_has_avx2() && rbln_os_cpu_has_fma();
+#else
+	return false;
+#endif
+}
+
+/**
+ * rbln_model_set_cpu() - force a CPU variant (tests, module parameter)
+ * @cpu: an &enum rbln_model_cpu value
+ *
+ * Return: 0, or -RBLN_EINVAL for an unknown value or one this CPU cannot run.
+ */
+int rbln_model_set_cpu(u32 cpu)
+{
+	if (cpu >= RBLN_MODEL_CPU_COUNT)
+		return -RBLN_EINVAL;
+	if (cpu == RBLN_MODEL_CPU_AVX2 && !rbln_model_cpu_avx2_ok())
+		return -RBLN_EINVAL;
+	rbln_os_store_relaxed32(&rbln_model_cpu_forced, cpu);
+	return 0;
+}
+
+/**
+ * rbln_model_cpu() - the CPU variant commands run with
+ *
+ * Return: RBLN_MODEL_CPU_BASELINE or RBLN_MODEL_CPU_AVX2.
+ */
+u32 rbln_model_cpu(void)
+{
+	u32 cpu = rbln_os_load_relaxed32(&rbln_model_cpu_forced);
+
+	if (cpu != RBLN_MODEL_CPU_AUTO)
+		return cpu;
+	return rbln_model_cpu_avx2_ok() ? RBLN_MODEL_CPU_AVX2 :
+					  RBLN_MODEL_CPU_BASELINE;
+}
+
+/**
+ * rbln_model_cpu_name() - name of an &enum rbln_model_cpu value
+ * @cpu: the value
+ *
+ * Return: the name, or NULL.
+ */
+const char *rbln_model_cpu_name(u32 cpu)
+{
+	return cpu < RBLN_MODEL_CPU_COUNT ? rbln_model_cpu_names[cpu] : NULL;
+}
+
+/**
+ * rbln_model_cpu_parse() - the &enum rbln_model_cpu value of a name
+ * @name: the name, optionally followed by a newline
+ *
+ * Return: the value, or -RBLN_EINVAL.
+ */
+int rbln_model_cpu_parse(const char *name)
+{
+	const char *want;
+	u32 cpu, i;
+
+	if (!name)
+		return -RBLN_EINVAL;
+	for (cpu = 0; cpu < RBLN_MODEL_CPU_COUNT; cpu++) {
+		want = rbln_model_cpu_names[cpu];
+		for (i = 0; want[i] && name[i] == want[i]; i++)
+			;
+		if (!want[i] && (!name[i] || (name[i] == '\n' && !name[i + 1])))
+			return cpu;
+	}
+	return -RBLN_EINVAL;
+}
+
+/**
+ * rbln_model_kernels() - the kernels of the variant in use
+ *
+ * Return: the table of compute kernels.
+ */
+const struct rbln_model_kernels *rbln_model_kernels(void)
+{
+#if defined(__x86_64__)
+	if (rbln_model_cpu() == RBLN_MODEL_CPU_AVX2)
+		return &rbln_model_kernels_avx2;
+#endif
+	return &rbln_model_kernels_baseline;
+}

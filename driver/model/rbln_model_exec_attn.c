@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * rbln_model_exec_attn.c - ATTENTION: the sequence descriptors (run-time
+ * data, checked here), the pieces of the two phases and their FPU
+ * brackets.
+ *
+ * Phase one computes the partial results of every (sequence, KV head,
+ * partition), each piece independent of the others: that is where decode
+ * gets its parallelism, since one long sequence yields many partitions.
+ * Phase two merges each query row's partitions in order. A piece is cut
+ * into brackets of a few rows by RBLN_MODEL_ATTN_TOKENS tokens (a
+ * multiple of the tile, so the tiles, and with them the numerics, are
+ * those of one pass). The descriptors are read again in phase two: they
+ * may have changed meanwhile (they live in a buffer others can write),
+ * and every use must be checked, though a changed one only yields wrong
+ * numbers, never an access outside the operands.
+ */
+
+#include "rbln_model_internal.h"
+
+#define RBLN_MODEL_ATTN_TOKENS	256U
+/* Query rows x heads x head_dim per bracket: about 2 MFLOP at 256 tokens. */
+#define RBLN_MODEL_ATTN_BUDGET	2048U
+
+/**
+ * rbln_model_attn_seq() - read and check sequence descriptor @s
+ * @at: the command
+ * @s: the sequence, below @at->nseqs
+ * @seq: the descriptor, checked
+ *
+ * Return: 0; 1 for a sequence without query rows (nothing to do);
+ * -RBLN_EIO for a value out of range.
+ */
+static int rbln_model_attn_seq(const struct rbln_model_attn *at, u64 s,
+			       struct rbln_model_seq *seq)
+{
+	const struct rbln_isa_attention *c = at->cmd;
+	const u8 *d = at->seqs + s * 16;
+	s32 q_start = rbln_os_read_once_s32(d);
+	s32 q_len = rbln_os_read_once_s32(d + 4);
+	s32 ctx_len = rbln_os_read_once_s32(d + 8);
+	s32 row = rbln_os_read_once_s32(d + 12);
+
+	if (q_start < 0 || q_len < 0 || ctx_len < 0 || row < 0)
+		return -RBLN_EIO;
+	if (!q_len)
+		return 1;
+	if ((u64)q_start + (u64)q_len > at->rows || ctx_len < q_len ||
+	    (u64)ctx_len > (u64)c->max_blocks * c->block_size ||
+	    (u64)row >= at->table_rows)
+		return -RBLN_EIO;
+	seq->q_start = (u64)q_start;
+	seq->q_len = (u32)q_len;
+	seq->ctx_len = (u32)ctx_len;
+	seq->table = at->tables + (u64)row * c->max_blocks * 4;
+	return 0;
+}
+
+/* Query rows per bracket. */
+static u32 rbln_model_attn_rows(const struct rbln_model_attn *at)
+{
+	u32 per = RBLN_MODEL_ATTN_BUDGET / (at->group * at->cmd->head_dim);
+
+	return per ? per : 1;
+}
+
+/* Phase one: the partials of one (sequence, KV head, partition). */
+static int rbln_model_attn_piece(struct rbln_model_par *par, u64 piece)
+{
+	const struct rbln_model_attn *at = par->ctx;
+	const struct rbln_isa_attention *c = at->cmd;
+	u64 per_seq = (u64)c->kv_heads * at->parts;
+	u64 s = piece / per_seq;
+	u32 kvh = (u32)(piece % per_seq / at->parts);
+	u64 part = piece % at->parts;
+	u64 pstart = part * c->partition_len;
+	u32 rb = rbln_model_attn_rows(at);
+	struct rbln_model_seq seq;
+	u64 base, plen, j, j1;
+	u32 i, i1;
+	int ret;
+
+	ret = rbln_model_attn_seq(at, s, &seq);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	if (pstart >= seq.ctx_len)
+		return 0;
+	plen = seq.ctx_len - pstart;
+	if (plen > c->partition_len)
+		plen = c->partition_len;
+	/* Rows before the partition's first token do not see it. */
+	base = seq.ctx_len - seq.q_len;
+	i = pstart > base ? (u32)(pstart - base) : 0;
+	for (; i < seq.q_len; i = i1) {
+		i1 = seq.q_len - i < rb ? seq.q_len : i + rb;
+		for (j = 0; j < plen; j = j1) {
+			j1 = plen - j < RBLN_MODEL_ATTN_TOKENS ? plen :
+				j + RBLN_MODEL_ATTN_TOKENS;
+			if (rbln_model_par_stopped(par))
+				return 0;
+			rbln_os_fpu_begin();
+			ret = par->kern->attn_part(at, &seq, kvh, part, i, i1, j,
+						   j1);
+			rbln_os_fpu_end();
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* Phase two: merge the partitions of one sequence's rows. */
+static int rbln_model_attn_merge_piece(struct rbln_model_par *par, u64 piece)
+{
+	const struct rbln_model_attn *at = par->ctx;
+	u32 rb = rbln_model_attn_rows(at);
+	struct rbln_model_seq seq;
+	u32 i, i1;
+	int ret;
+
+	ret = rbln_model_attn_seq(at, piece, &seq);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	for (i = 0; i < seq.q_len; i = i1) {
+		i1 = seq.q_len - i < rb ? seq.q_len : i + rb;
+		if (i && rbln_model_par_stopped(par))
+			return 0;
+		rbln_os_fpu_begin();
+		par->kern->attn_merge(at, &seq, i, i1);
+		rbln_os_fpu_end();
+	}
+	return 0;
+}
+
+/**
+ * rbln_model_exec_attention() - RBLN_OP_ATTENTION
+ * @c: the command, validated
+ * @bos: the buffer list with mappings
+ * @env: the home's services
+ *
+ * Return: 0, -RBLN_EIO (unmapped buffer, descriptor or block id out of
+ * range), -RBLN_ECANCELED.
+ */
+int rbln_model_exec_attention(const struct rbln_isa_attention *c,
+			      const struct rbln_model_bo *bos,
+			      const struct rbln_model_env *env)
+{
+	u64 block = (u64)c->block_size * c->kv_heads * c->head_dim *
+		    rbln_model_dtype_size(c->dtype);
+	u64 tokens = (u64)c->max_blocks * c->block_size;
+	struct rbln_model_attn at = {
+		.cmd = c,
+		.out = rbln_model_bo_ptr(bos, &c->out),
+		.q = rbln_model_bo_ptr(bos, &c->q),
+		.k_cache = rbln_model_bo_ptr(bos, &c->k_cache),
+		.v_cache = rbln_model_bo_ptr(bos, &c->v_cache),
+		.seqs = rbln_model_bo_ptr(bos, &c->seqs),
+		.tables = rbln_model_bo_ptr(bos, &c->block_tables),
+		.work = rbln_model_bo_ptr(bos, &c->work),
+		.nseqs = c->seqs.size / 16,
+		.rows = c->out.size / ((u64)c->q_heads * c->head_dim * 4),
+		.num_blocks = c->k_cache.size / block,
+		.table_rows = c->block_tables.size / ((u64)c->max_blocks * 4),
+		.parts = (tokens + c->partition_len - 1) / c->partition_len,
+		.group = c->q_heads / c->kv_heads,
+	};
+	struct rbln_model_par par = {
+		.env = env, .ctx = &at, .fn = rbln_model_attn_piece,
+	};
+	int ret;
+
+	if (!at.out || !at.q || !at.k_cache || !at.v_cache || !at.seqs ||
+	    !at.tables || !at.work)
+		return -RBLN_EIO;
+	/* Validation bounds kv_heads * parts by the size of @work. */
+	if (__builtin_mul_overflow(at.nseqs, (u64)c->kv_heads * at.parts,
+				   &par.pieces))
+		return -RBLN_EIO;
+	ret = rbln_model_par_run(&par, 1);
+	if (ret)
+		return ret;
+	par = (struct rbln_model_par){
+		.env = env, .ctx = &at, .fn = rbln_model_attn_merge_piece,
+		.pieces = at.nseqs,
+	};
+	return rbln_model_par_run(&par, 1);
+}

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * rbln_model_exec_mm.c - MATMUL: cuts the product into pieces for the
+ * engines and each piece into FPU brackets of bounded work.
+ *
+ * A piece is a block of rows times a group of 16-column panels: splits
+ * are along the outputs only, never along k, so no sum is ever split and
+ * the result does not depend on the engine count. Inside a piece, k runs
+ * in blocks (the kernels continue the sums stored in the output exactly),
+ * and each bracket covers one k block of a few rows: about 1.5 MFLOP or
+ * 256 KiB of weights, tens of microseconds, since the kernel's bracket
+ * disables preemption.
+ */
+
+#include "rbln_model_internal.h"
+
+#define RBLN_MODEL_MM_MB	192U	/* rows per piece: A block fits L2 */
+#define RBLN_MODEL_MM_PG	8U	/* panels per piece (128 columns) */
+#define RBLN_MODEL_MM_MSUB	24U	/* rows per bracket */
+#define RBLN_MODEL_MM_KC	256U	/* k per bracket */
+#define RBLN_MODEL_MM_KC_GEMV	1024U	/* k per bracket, up to 3 rows */
+#define RBLN_MODEL_MM_GEMV_ROWS	3U
+/* Fewest multiply-adds worth waking another engine for (~20 us). */
+#define RBLN_MODEL_MM_PART_FMA	0x100000ULL
+
+/**
+ * struct rbln_model_mm_job - one MATMUL being run
+ * @mm: the product as the kernels see it
+ * @panels: 16-column panels of the output
+ * @pgroups: groups of RBLN_MODEL_MM_PG panels
+ */
+struct rbln_model_mm_job {
+	struct rbln_model_mm mm;
+	u32 panels;
+	u32 pgroups;
+};
+
+static u64 rbln_model_min64(u64 a, u64 b)
+{
+	return a < b ? a : b;
+}
+
+/* One block of rows times one group of panels, over all of k. */
+static int rbln_model_mm_piece(struct rbln_model_par *par, u64 piece)
+{
+	const struct rbln_model_mm_job *job = par->ctx;
+	const struct rbln_model_mm *mm = &job->mm;
+	u64 m0 = piece / job->pgroups * RBLN_MODEL_MM_MB;
+	u64 m1 = rbln_model_min64(m0 + RBLN_MODEL_MM_MB, mm->m);
+	u32 p0 = (u32)(piece % job->pgroups) * RBLN_MODEL_MM_PG;
+	u32 p1 = (u32)rbln_model_min64(p0 + RBLN_MODEL_MM_PG, job->panels);
+	u32 kc = m1 - m0 <= RBLN_MODEL_MM_GEMV_ROWS ? RBLN_MODEL_MM_KC_GEMV :
+						      RBLN_MODEL_MM_KC;
+	u32 k0, k1;
+	u64 ms;
+
+	for (k0 = 0; k0 < mm->k; k0 = k1) {
+		k1 = (u32)rbln_model_min64((u64)k0 + kc, mm->k);
+		for (ms = m0; ms < m1; ms += RBLN_MODEL_MM_MSUB) {
+			if (rbln_model_par_stopped(par))
+				return 0;
+			rbln_os_fpu_begin();
+			par->kern->mm(mm, ms,
+				      rbln_model_min64(ms + RBLN_MODEL_MM_MSUB,
+						       m1),
+				      p0, p1, k0, k1);
+			rbln_os_fpu_end();
+		}
+	}
+	return 0;
+}
+
+/**
+ * rbln_model_exec_matmul() - RBLN_OP_MATMUL
+ * @c: the command, validated
+ * @bos: the buffer list with mappings
+ * @env: the home's services
+ *
+ * Return: 0, -RBLN_EIO for an unmapped buffer, -RBLN_ECANCELED.
+ */
+int rbln_model_exec_matmul(const struct rbln_isa_matmul *c,
+			   const struct rbln_model_bo *bos,
+			   const struct rbln_model_env *env)
+{
+	struct rbln_model_mm_job job = {
+		.mm = {
+			.c = rbln_model_bo_ptr(bos, &c->dst),
+			.a = rbln_model_bo_ptr(bos, &c->a),
+			.w = rbln_model_bo_ptr(bos, &c->w),
+			.m = c->a.size / ((u64)c->k * 4),
+			.n = c->n,
+			.k = c->k,
+			.dtype = c->dtype,
+			.layout = c->layout,
+			.accumulate = c->hdr.flags & RBLN_MATMUL_ACCUMULATE,
+		},
+	};
+	struct rbln_model_par par = { .env = env, .ctx = &job };
+	u64 mblocks, piece_fma;
+
+	if (!job.mm.c || !job.mm.a || !job.mm.w)
+		return -RBLN_EIO;
+	job.panels = (c->n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;
+	job.pgroups = (job.panels + RBLN_MODEL_MM_PG - 1) / RBLN_MODEL_MM_PG;
+	mblocks = (job.mm.m + RBLN_MODEL_MM_MB - 1) / RBLN_MODEL_MM_MB;
+	par.fn = rbln_model_mm_piece;
+	par.pieces = mblocks * job.pgroups;
+	piece_fma = rbln_model_min64(job.mm.m, RBLN_MODEL_MM_MB) *
+		    rbln_model_min64(c->n, RBLN_MODEL_MM_PG *
+				     RBLN_ISA_PACK_COLS) * c->k;
+	return rbln_model_par_run(&par, RBLN_MODEL_MM_PART_FMA / piece_fma);
+}

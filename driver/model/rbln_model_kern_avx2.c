@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * rbln_model_kern_avx2.c - the compute kernels for CPUs with AVX2 and FMA.
+ *
+ * The bodies are shared with the baseline (rbln_model_kern_base.c); here
+ * every function carries target("avx2,fma") and the vectors are 8 floats
+ * wide. Multiply-adds of MATMUL and ATTENTION are fused (one rounding):
+ * the explicit builtin, never a compiler contraction (both homes build
+ * with -ffp-contract=off). In rbln.ko this file is built with CC_FLAGS_FPU
+ * and runs only inside kernel_fpu_begin()/_end().
+ */
+
+#include "rbln_model_internal.h"
+
+#if defined(__x86_64__)
+
+#define RBLN_K_W	8
+#define RBLN_K_VF	float __attribute__((vector_size(32)))
+#define RBLN_K_VU	u32 __attribute__((vector_size(32)))
+#define RBLN_K_VI	s32 __attribute__((vector_size(32)))
+#define RBLN_K_VH	u16 __attribute__((vector_size(16)))
+#define RBLN_K_ATTR	__attribute__((__target__("avx2,fma")))
+#define RBLN_K(name)	rbln_k_avx2_##name
+#define RBLN_K_MR	6
+#define RBLN_K_GP	4
+
+/* acc += x * y: one rounding here (FMA), two in the baseline. */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(madd)(RBLN_K_VF *acc, RBLN_K_VF x, RBLN_K_VF y)
+{
+	*acc = __builtin_ia32_vfmaddps256(x, y, *acc);
+}
+
+#define RBLN_K_MADD(acc, x, y)	RBLN_K(madd)(&(acc), (x), (y))
+
+#include "rbln_model_kern_math.h"
+#include "rbln_model_kern_mm.h"
+#include "rbln_model_kern_nn.h"
+#include "rbln_model_kern_attn.h"
+
+const struct rbln_model_kernels rbln_model_kernels_avx2 = {
+	.name = "avx2",
+	.mm = rbln_k_avx2_mm,
+	.embed = rbln_k_avx2_embed,
+	.rms_sumsq = rbln_k_avx2_rms_sumsq,
+	.rms_scale = rbln_k_avx2_rms_scale,
+	.rms_inv = rbln_k_avx2_rms_inv,
+	.rope = rbln_k_avx2_rope,
+	.swiglu = rbln_k_avx2_swiglu,
+	.kv_write = rbln_k_avx2_kv_write,
+	.attn_part = rbln_k_avx2_attn_part,
+	.attn_merge = rbln_k_avx2_attn_merge,
+	.argmax = rbln_k_avx2_argmax,
+	.topk = rbln_k_avx2_topk,
+	.topk_sort = rbln_k_avx2_topk_sort,
+};
+
+#endif

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * rbln_model_kern_mm.h - MATMUL kernels, compiled once per CPU variant
+ * (included by rbln_model_kern_avx2.c and rbln_model_kern_base.c, which
+ * define the RBLN_K_* macros; see rbln_model_kern_math.h).
+ *
+ * Loops over rows and vectors of a tile carry "#pragma GCC unroll" (GCC
+ * and clang): unrolled, the accumulators live in registers; as loops, in
+ * memory.
+ *
+ * Every output element is one chain of multiply-adds over k in increasing
+ * order, starting from zero (or from the old output when accumulating),
+ * whatever the tiling: the row block, the panel, the engine or the k block
+ * an element is computed in changes nothing, because a k block ends by
+ * storing the running sums (exact) and the next one continues from them.
+ * So results are the same bits for any M, any split over engines and both
+ * weight layouts, and a row of a batch equals that row alone.
+ *
+ * The register tile is RBLN_K_MR rows by one 16-column panel: 6 x 16 in
+ * the AVX2 variant, twelve 8-lane accumulators, so that the two FMA units
+ * always have independent work; per k it loads one panel row (32 bytes of
+ * bfloat16), widens it with a shift and a mask, and broadcasts RBLN_K_MR
+ * activations. The packed layout exists so this loop reads the weights
+ * front to back with no gather. One activation row (M = 1) is a
+ * bandwidth-bound GEMV: it runs RBLN_K_GP panels side by side, to keep
+ * enough independent chains in flight to saturate memory.
+ */
+
+#define RBLN_K_NV	(RBLN_ISA_PACK_COLS / RBLN_K_W)
+#define RBLN_K_BF16_HI	0xffff0000U
+
+/**
+ * rbln_k_panel_row() - widen one 16-column row of a packed panel
+ * @b: the 16 elements (any alignment)
+ * @dtype: their type, a constant where this is inlined
+ * @v: the 16 floats, as RBLN_K_NV vectors of consecutive columns
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(panel_row)(const u8 *b, u32 dtype, RBLN_K_VF *v)
+{
+	RBLN_K_VU raw;
+	u32 h;
+
+	if (dtype == RBLN_DTYPE_F32) {
+#pragma GCC unroll 16
+		for (h = 0; h < RBLN_K_NV; h++)
+			memcpy(&v[h], b + h * sizeof(*v), sizeof(*v));
+	} else if (dtype == RBLN_DTYPE_BF16) {
+		/* Word i holds columns i and i + 8 (rbln_isa.h). */
+#pragma GCC unroll 16
+		for (h = 0; h < RBLN_K_NV / 2; h++) {
+			memcpy(&raw, b + h * sizeof(raw), sizeof(raw));
+			v[h] = (RBLN_K_VF)(raw << 16);
+			v[h + RBLN_K_NV / 2] = (RBLN_K_VF)(raw & RBLN_K_BF16_HI);
+		}
+	} else {
+#pragma GCC unroll 16
+		for (h = 0; h < RBLN_K_NV; h++)
+			v[h] = RBLN_K(f16_load)(b + h * RBLN_K_W * 2);
+	}
+}
+
+/**
+ * rbln_k_tile() - C[mr x 16] (+)= A[mr x kc] * panel[kc x 16]
+ * @a: first activation row at the first k
+ * @lda: floats between activation rows
+ * @b: the panel's row at the first k (16 elements per k)
+ * @dtype: the panel's element type
+ * @c: first output row at the panel's first column (16 valid columns)
+ * @ldc: floats between output rows
+ * @mr: rows, 1 to RBLN_K_MR; a constant where this is inlined
+ * @kc: k steps, at least 1
+ * @zero: start from zero instead of from @c
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
+	     u64 ldc, u32 mr, u32 kc, bool zero)
+{
+	RBLN_K_VF acc[RBLN_K_MR][RBLN_K_NV];
+	RBLN_K_VF bv[RBLN_K_NV];
+	RBLN_K_VF av;
+	u32 es = rbln_model_dtype_size(dtype);
+	u32 r, v, k;
+
+#pragma GCC unroll 16
+	for (r = 0; r < mr; r++)
+#pragma GCC unroll 16
+		for (v = 0; v < RBLN_K_NV; v++) {
+			if (zero)
+				acc[r][v] = RBLN_K(zero)();
+			else
+				memcpy(&acc[r][v], c + r * ldc + v * RBLN_K_W,
+				       sizeof(acc[r][v]));
+		}
+	for (k = 0; k < kc; k++) {
+		RBLN_K(panel_row)(b + (u64)k * RBLN_ISA_PACK_COLS * es, dtype,
+				  bv);
+#pragma GCC unroll 16
+		for (r = 0; r < mr; r++) {
+			av = RBLN_K_SPLAT(a[r * lda + k]);
+#pragma GCC unroll 16
+			for (v = 0; v < RBLN_K_NV; v++)
+				RBLN_K_MADD(acc[r][v], av, bv[v]);
+		}
+	}
+#pragma GCC unroll 16
+	for (r = 0; r < mr; r++)
+#pragma GCC unroll 16
+		for (v = 0; v < RBLN_K_NV; v++)
+			memcpy(c + r * ldc + v * RBLN_K_W, &acc[r][v],
+			       sizeof(acc[r][v]));
+}
+
+/* rbln_k_tile() with the dtype a constant: one instance per type. */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(tile_dt)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
+		u64 ldc, u32 mr, u32 kc, bool zero)
+{
+	if (dtype == RBLN_DTYPE_BF16)
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_BF16, c, ldc, mr, kc, zero);
+	else if (dtype == RBLN_DTYPE_F16)
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_F16, c, ldc, mr, kc, zero);
+	else
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_F32, c, ldc, mr, kc, zero);
+}
+
+/**
+ * rbln_k_tile_any() - rbln_k_tile() for a run-time row count and dtype
+ * @a: as for rbln_k_tile()
+ * @lda: as for rbln_k_tile()
+ * @b: as for rbln_k_tile()
+ * @dtype: as for rbln_k_tile()
+ * @c: as for rbln_k_tile()
+ * @ldc: as for rbln_k_tile()
+ * @mr: 1 to RBLN_K_MR
+ * @kc: as for rbln_k_tile()
+ * @zero: as for rbln_k_tile()
+ *
+ * One instance per (row count, dtype), so that the loops over rows and
+ * vectors unroll fully and the accumulators stay in registers.
+ */
+static RBLN_K_ATTR void
+RBLN_K(tile_any)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
+		 u64 ldc, u32 mr, u32 kc, bool zero)
+{
+	switch (mr) {
+	case 1:
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 1, kc, zero);
+		break;
+	case 2:
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 2, kc, zero);
+		break;
+#if RBLN_K_MR > 3
+	case 4:
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 4, kc, zero);
+		break;
+	case 5:
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 5, kc, zero);
+		break;
+	case 6:
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 6, kc, zero);
+		break;
+#endif
+	default:
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 3, kc, zero);
+		break;
+	}
+}
+
+/**
+ * rbln_k_tile_edge() - rbln_k_tile_any() for a panel with fewer than 16
+ *	valid columns, through a full tile on the stack
+ * @a: as for rbln_k_tile()
+ * @lda: as for rbln_k_tile()
+ * @b: as for rbln_k_tile()
+ * @dtype: as for rbln_k_tile()
+ * @c: as for rbln_k_tile(), @cols valid columns
+ * @ldc: as for rbln_k_tile()
+ * @mr: 1 to RBLN_K_MR
+ * @kc: as for rbln_k_tile()
+ * @zero: as for rbln_k_tile()
+ * @cols: valid columns, 1 to 15
+ */
+static RBLN_K_ATTR void
+RBLN_K(tile_edge)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
+		  u64 ldc, u32 mr, u32 kc, bool zero, u32 cols)
+{
+	float t[RBLN_K_MR][RBLN_ISA_PACK_COLS];
+	u32 r;
+
+#pragma GCC unroll 16
+	for (r = 0; r < mr; r++) {
+		memset(t[r], 0, sizeof(t[r]));
+		if (!zero)
+			memcpy(t[r], c + r * ldc, cols * sizeof(float));
+	}
+	RBLN_K(tile_any)(a, lda, b, dtype, &t[0][0], RBLN_ISA_PACK_COLS, mr,
+			 kc, zero);
+#pragma GCC unroll 16
+	for (r = 0; r < mr; r++)
+		memcpy(c + r * ldc, t[r], cols * sizeof(float));
+}
+
+/**
+ * rbln_k_gemv() - one row times RBLN_K_GP full panels
+ * @a: the activation row at the first k
+ * @b: the first panel's row at the first k
+ * @pstride: bytes from one panel to the next
+ * @dtype: the panels' element type, a constant where inlined
+ * @c: the output row at the first panel's first column
+ * @kc: k steps
+ * @zero: start from zero instead of from @c
+ *
+ * The chains of the RBLN_K_GP panels are independent, which hides the FMA
+ * latency that one panel's two chains would expose; the loads of the
+ * panels are separate sequential streams the prefetchers follow.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype, float *c,
+	     u32 kc, bool zero)
+{
+	RBLN_K_VF acc[RBLN_K_GP][RBLN_K_NV];
+	RBLN_K_VF bv[RBLN_K_NV];
+	RBLN_K_VF av;
+	u32 es = rbln_model_dtype_size(dtype);
+	u64 row = RBLN_ISA_PACK_COLS * es;
+	u32 g, v, k;
+
+#pragma GCC unroll 16
+	for (g = 0; g < RBLN_K_GP; g++)
+#pragma GCC unroll 16
+		for (v = 0; v < RBLN_K_NV; v++) {
+			if (zero)
+				acc[g][v] = RBLN_K(zero)();
+			else
+				memcpy(&acc[g][v],
+				       c + g * RBLN_ISA_PACK_COLS +
+				       v * RBLN_K_W, sizeof(acc[g][v]));
+		}
+	for (k = 0; k < kc; k++) {
+		av = RBLN_K_SPLAT(a[k]);
+#pragma GCC unroll 16
+		for (g = 0; g < RBLN_K_GP; g++) {
+			RBLN_K(panel_row)(b + g * pstride + k * row, dtype, bv);
+#pragma GCC unroll 16
+			for (v = 0; v < RBLN_K_NV; v++)
+				RBLN_K_MADD(acc[g][v], av, bv[v]);
+		}
+	}
+#pragma GCC unroll 16
+	for (g = 0; g < RBLN_K_GP; g++)
+#pragma GCC unroll 16
+		for (v = 0; v < RBLN_K_NV; v++)
+			memcpy(c + g * RBLN_ISA_PACK_COLS + v * RBLN_K_W,
+			       &acc[g][v], sizeof(acc[g][v]));
+}
+
+static RBLN_K_ATTR void
+RBLN_K(gemv_any)(const float *a, const u8 *b, u64 pstride, u32 dtype,
+		 float *c, u32 kc, bool zero)
+{
+	if (dtype == RBLN_DTYPE_BF16)
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_BF16, c, kc, zero);
+	else if (dtype == RBLN_DTYPE_F16)
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F16, c, kc, zero);
+	else
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F32, c, kc, zero);
+}
+
+/**
+ * rbln_k_mm_packed() - MATMUL on packed weights, one block of work
+ * @mm: the command
+ * @m0: first row
+ * @m1: one past the last row
+ * @p0: first panel
+ * @p1: one past the last panel
+ * @k0: first k
+ * @k1: one past the last k
+ *
+ * Rows outer, panels inner: the few activation rows of a tile stay in L1
+ * across the panels, the panels' k block stays in L2 across row tiles.
+ */
+static RBLN_K_ATTR void
+RBLN_K(mm_packed)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
+		  u32 p1, u32 k0, u32 k1)
+{
+	u32 es = rbln_model_dtype_size(mm->dtype);
+	u64 pstride = (u64)mm->k * RBLN_ISA_PACK_COLS * es;
+	const u8 *w = mm->w + (u64)k0 * RBLN_ISA_PACK_COLS * es;
+	const float *a = (const float *)mm->a;
+	float *c = (float *)mm->c;
+	bool zero = k0 == 0 && !mm->accumulate;
+	u32 full = mm->n / RBLN_ISA_PACK_COLS;
+	u32 kc = k1 - k0;
+	u32 mr, p, cols;
+	u64 m;
+
+	for (m = m0; m < m1; m += mr) {
+		mr = m1 - m < RBLN_K_MR ? m1 - m : RBLN_K_MR;
+		p = p0;
+		/* One row, whole panels: the streaming GEMV. */
+		for (; mr == 1 && p + RBLN_K_GP <= p1 && p + RBLN_K_GP <= full;
+		     p += RBLN_K_GP)
+			RBLN_K(gemv_any)(a + m * mm->k + k0, w + p * pstride,
+					 pstride, mm->dtype,
+					 c + m * mm->n + p * RBLN_ISA_PACK_COLS,
+					 kc, zero);
+		for (; p < p1; p++) {
+			cols = mm->n - p * RBLN_ISA_PACK_COLS;
+			if (cols >= RBLN_ISA_PACK_COLS)
+				RBLN_K(tile_any)(a + m * mm->k + k0, mm->k,
+						 w + p * pstride, mm->dtype,
+						 c + m * mm->n +
+						 p * RBLN_ISA_PACK_COLS,
+						 mm->n, mr, kc, zero);
+			else
+				RBLN_K(tile_edge)(a + m * mm->k + k0, mm->k,
+						  w + p * pstride, mm->dtype,
+						  c + m * mm->n +
+						  p * RBLN_ISA_PACK_COLS,
+						  mm->n, mr, kc, zero, cols);
+		}
+	}
+}
+
+/*
+ * Row-major weights are packed on the fly, RBLN_K_RM_KB k steps of one
+ * panel at a time, into a 1 KiB tile on the stack (the kernel stack is
+ * small), then run through the same tile kernel: the results are the same
+ * bits as with packed weights.
+ */
+#define RBLN_K_RM_BYTES	1024U
+
+/**
+ * rbln_k_pack_rm() - pack k steps [k, k + kb) of panel @p of row-major
+ *	weights into the packed layout
+ * @mm: the command (RBLN_LAYOUT_ROWMAJOR)
+ * @p: the panel
+ * @k: first k step
+ * @kb: k steps
+ * @t: the packed tile (kb rows of 16 elements)
+ */
+static RBLN_K_ATTR void
+RBLN_K(pack_rm)(const struct rbln_model_mm *mm, u32 p, u32 k, u32 kb, u8 *t)
+{
+	u32 es = rbln_model_dtype_size(mm->dtype);
+	u32 j, kk, n, slot;
+
+	memset(t, 0, (u64)kb * RBLN_ISA_PACK_COLS * es);
+	for (j = 0; j < RBLN_ISA_PACK_COLS; j++) {
+		n = p * RBLN_ISA_PACK_COLS + j;
+		if (n >= mm->n)
+			break;
+		slot = j;
+		if (mm->dtype == RBLN_DTYPE_BF16)
+			slot = j < 8 ? 2 * j : 2 * (j - 8) + 1;
+		for (kk = 0; kk < kb; kk++)
+			memcpy(t + ((u64)kk * RBLN_ISA_PACK_COLS + slot) * es,
+			       mm->w + ((u64)n * mm->k + k + kk) * es, es);
+	}
+}
+
+/**
+ * rbln_k_mm_rowmajor() - MATMUL on row-major weights, one block of work
+ * @mm: the command
+ * @m0: first row
+ * @m1: one past the last row
+ * @p0: first panel
+ * @p1: one past the last panel
+ * @k0: first k
+ * @k1: one past the last k
+ */
+static RBLN_K_ATTR void
+RBLN_K(mm_rowmajor)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
+		    u32 p1, u32 k0, u32 k1)
+{
+	u8 t[RBLN_K_RM_BYTES];
+	u32 es = rbln_model_dtype_size(mm->dtype);
+	u32 kbmax = RBLN_K_RM_BYTES / (RBLN_ISA_PACK_COLS * es);
+	const float *a = (const float *)mm->a;
+	float *c = (float *)mm->c;
+	u32 p, k, kb, mr, cols;
+	bool zero;
+	u64 m;
+
+	for (p = p0; p < p1; p++) {
+		cols = mm->n - p * RBLN_ISA_PACK_COLS;
+		for (k = k0; k < k1; k += kb) {
+			kb = k1 - k < kbmax ? k1 - k : kbmax;
+			zero = k == 0 && !mm->accumulate;
+			RBLN_K(pack_rm)(mm, p, k, kb, t);
+			for (m = m0; m < m1; m += mr) {
+				mr = m1 - m < RBLN_K_MR ? m1 - m : RBLN_K_MR;
+				if (cols >= RBLN_ISA_PACK_COLS)
+					RBLN_K(tile_any)(a + m * mm->k + k,
+							 mm->k, t, mm->dtype,
+							 c + m * mm->n +
+							 p * RBLN_ISA_PACK_COLS,
+							 mm->n, mr, kb, zero);
+				else
+					RBLN_K(tile_edge)(a + m * mm->k + k,
+							  mm->k, t, mm->dtype,
+							  c + m * mm->n +
+							  p * RBLN_ISA_PACK_COLS,
+							  mm->n, mr, kb, zero,
+							  cols);
+			}
+		}
+	}
+}
+
+static RBLN_K_ATTR void
+RBLN_K(mm)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0, u32 p1,
+	   u32 k0, u32 k1)
+{
+	if (mm->layout == RBLN_LAYOUT_PACKED16)
+		RBLN_K(mm_packed)(mm, m0, m1, p0, p1, k0, k1);
+	else
+		RBLN_K(mm_rowmajor)(mm, m0, m1, p0, p1, k0, k1);
+}
