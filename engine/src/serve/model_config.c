@@ -402,8 +402,6 @@ static int read_policies(struct serve_model_config *cfg, const struct pbtxt_msg 
 		cfg->max_queue_size = (uint32_t)jint(q, "max_queue_size");
 		cfg->default_timeout_us = (uint64_t)jint(q, "default_timeout_microseconds");
 	}
-	if (json_object_object_get_ex(j, "model_transaction_policy", &o))
-		cfg->decoupled = jbool(o, "decoupled");
 	return 0;
 }
 
@@ -424,6 +422,89 @@ static int set_default_version_policy(json_object *j)
 	}
 	latest = NULL;
 	return json_object_object_add(j, "version_policy", vp) ? -ENOMEM : 0;
+}
+
+/*
+ * The inputs and outputs Triton's vLLM backend adds to a configuration that
+ * lacks them (its auto_complete_config), less the image and embedding
+ * inputs, which serve other model kinds.  The RBLN tutorial's
+ * config.pbtxt declares only text_input and stream, and its client sends
+ * sampling_parameters: this is why that works.
+ */
+static const char vllm_autocomplete[] =
+	"input [\n"
+	"  { name: \"text_input\" data_type: TYPE_STRING dims: [ 1 ] },\n"
+	"  { name: \"stream\" data_type: TYPE_BOOL dims: [ 1 ] optional: true },\n"
+	"  { name: \"sampling_parameters\" data_type: TYPE_STRING dims: [ 1 ] optional: true },\n"
+	"  { name: \"exclude_input_in_output\" data_type: TYPE_BOOL dims: [ 1 ] optional: true },\n"
+	"  { name: \"return_finish_reason\" data_type: TYPE_BOOL dims: [ 1 ] optional: true },\n"
+	"  { name: \"return_cumulative_logprob\" data_type: TYPE_BOOL dims: [ 1 ] optional: true },\n"
+	"  { name: \"return_logprobs\" data_type: TYPE_BOOL dims: [ 1 ] optional: true },\n"
+	"  { name: \"return_num_input_tokens\" data_type: TYPE_BOOL dims: [ 1 ] optional: true },\n"
+	"  { name: \"return_num_output_tokens\" data_type: TYPE_BOOL dims: [ 1 ] optional: true }\n"
+	"]\n"
+	"output [\n"
+	"  { name: \"text_output\" data_type: TYPE_STRING dims: [ -1 ] },\n"
+	"  { name: \"finish_reason\" data_type: TYPE_STRING dims: [ -1 ] },\n"
+	"  { name: \"cumulative_logprob\" data_type: TYPE_FP32 dims: [ -1 ] },\n"
+	"  { name: \"logprobs\" data_type: TYPE_STRING dims: [ -1 ] },\n"
+	"  { name: \"num_input_tokens\" data_type: TYPE_UINT32 dims: [ 1 ] },\n"
+	"  { name: \"num_output_tokens\" data_type: TYPE_UINT32 dims: [ -1 ] }\n"
+	"]\n"
+	"model_transaction_policy { decoupled: true }\n";
+
+static bool has_named(json_object *list, const char *name)
+{
+	size_t i, n = list ? json_object_array_length(list) : 0;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(jstr(json_object_array_get_idx(list, i), "name"), name))
+			return true;
+	return false;
+}
+
+static int autocomplete_vllm(struct serve_model_config *cfg, const struct pbtxt_msg *tree,
+			     struct rbln_error *err)
+{
+	static const char *const lists[] = { "input", "output" };
+	struct pbtxt_msg *extra = NULL;
+	json_object *ej = NULL, *j = cfg->json, *v;
+	size_t l, i;
+	int rc;
+
+	if (jint(j, "max_batch_size") > 0)
+		return cfg_error(err, cfg->file, line_of(tree, "max_batch_size", 0),
+				 "max_batch_size must be 0 for backend \"%s\": the engine "
+				 "batches requests itself", cfg->backend);
+	rc = pbtxt_parse(vllm_autocomplete, sizeof(vllm_autocomplete) - 1, "(vllm defaults)",
+			 &extra, err);
+	if (!rc)
+		rc = pb_to_json(extra, &pb_model_config, "(vllm defaults)", &ej, err);
+	pbtxt_free(extra);
+	if (rc)
+		return rc;
+	for (l = 0; l < 2 && !rc; l++) {
+		json_object *have, *add;
+
+		json_object_object_get_ex(j, lists[l], &have);
+		json_object_object_get_ex(ej, lists[l], &add);
+		for (i = 0; i < json_object_array_length(add) && !rc; i++) {
+			json_object *e = json_object_array_get_idx(add, i);
+
+			if (has_named(have, jstr(e, "name")))
+				continue;
+			if (json_object_array_add(have, json_object_get(e)))
+				rc = -ENOMEM;
+		}
+	}
+	if (!rc && !json_object_object_get_ex(j, "model_transaction_policy", NULL) &&
+	    json_object_object_get_ex(ej, "model_transaction_policy", &v) &&
+	    json_object_object_add(j, "model_transaction_policy", json_object_get(v)))
+		rc = -ENOMEM;
+	json_object_put(ej);
+	if (rc)
+		return rbln_error_set(err, rc, "out of memory");
+	return 0;
 }
 
 static int interpret(struct serve_model_config *cfg, const struct pbtxt_msg *tree,
@@ -466,6 +547,13 @@ static int interpret(struct serve_model_config *cfg, const struct pbtxt_msg *tre
 	rc = read_policies(cfg, tree, err);
 	if (rc)
 		return rc;
+	if (!strcmp(cfg->backend, "vllm") || !strcmp(cfg->backend, "rbln")) {
+		rc = autocomplete_vllm(cfg, tree, err);
+		if (rc)
+			return rc;
+	}
+	if (json_object_object_get_ex(j, "model_transaction_policy", &list))
+		cfg->decoupled = jbool(list, "decoupled");
 	json_object_object_get_ex(j, "input", &list);
 	rc = read_tensors(list, tree, "input", cfg->file, &cfg->inputs, &cfg->n_inputs, err);
 	if (rc)
@@ -529,56 +617,21 @@ int serve_model_config_load(const char *path, const char *dir_name,
 int serve_model_config_default(const char *name, struct serve_model_config *cfg,
 			       struct rbln_error *err)
 {
-	/* Triton's vLLM backend sample configuration, every extra input optional. */
-	static const char fmt[] =
-		"name: \"%s\"\n"
-		"backend: \"vllm\"\n"
-		"max_batch_size: 0\n"
-		"model_transaction_policy { decoupled: true }\n"
-		"input [\n"
-		"  { name: \"text_input\" data_type: TYPE_STRING dims: [ 1 ] },\n"
-		"  { name: \"stream\" data_type: TYPE_BOOL dims: [ 1 ] optional: true },\n"
-		"  { name: \"sampling_parameters\" data_type: TYPE_STRING dims: [ 1 ] "
-		"optional: true },\n"
-		"  { name: \"exclude_input_in_output\" data_type: TYPE_BOOL dims: [ 1 ] "
-		"optional: true },\n"
-		"  { name: \"return_finish_reason\" data_type: TYPE_BOOL dims: [ 1 ] "
-		"optional: true },\n"
-		"  { name: \"return_cumulative_logprob\" data_type: TYPE_BOOL dims: [ 1 ] "
-		"optional: true },\n"
-		"  { name: \"return_logprobs\" data_type: TYPE_BOOL dims: [ 1 ] optional: true },\n"
-		"  { name: \"return_num_input_tokens\" data_type: TYPE_BOOL dims: [ 1 ] "
-		"optional: true },\n"
-		"  { name: \"return_num_output_tokens\" data_type: TYPE_BOOL dims: [ 1 ] "
-		"optional: true }\n"
-		"]\n"
-		"output [\n"
-		"  { name: \"text_output\" data_type: TYPE_STRING dims: [ -1 ] },\n"
-		"  { name: \"finish_reason\" data_type: TYPE_STRING dims: [ -1 ] },\n"
-		"  { name: \"cumulative_logprob\" data_type: TYPE_FP32 dims: [ -1 ] },\n"
-		"  { name: \"logprobs\" data_type: TYPE_STRING dims: [ -1 ] },\n"
-		"  { name: \"num_input_tokens\" data_type: TYPE_UINT32 dims: [ 1 ] },\n"
-		"  { name: \"num_output_tokens\" data_type: TYPE_UINT32 dims: [ -1 ] }\n"
-		"]\n"
-		"instance_group [ { count: 1 kind: KIND_MODEL } ]\n";
-	char *text;
+	char text[512];
 	size_t i;
-	int n, rc;
 
 	memset(cfg, 0, sizeof(*cfg));
 	for (i = 0; name[i]; i++)
 		if (name[i] == '"' || name[i] == '\\' || (unsigned char)name[i] < 0x20)
 			return rbln_error_set(err, -EINVAL, "model name '%s' contains a quote, "
 					      "backslash or control character", name);
-	n = snprintf(NULL, 0, fmt, name);
-	text = malloc((size_t)n + 1);
-	if (!text)
-		return rbln_error_set(err, -ENOMEM, "out of memory");
-	snprintf(text, (size_t)n + 1, fmt, name);
-	rc = serve_model_config_parse(text, (size_t)n, "(built-in configuration)", name, cfg,
-				      err);
-	free(text);
-	return rc;
+	if (i > 256)
+		return rbln_error_set(err, -EINVAL, "model name is longer than 256 bytes");
+	/* What the vLLM backend's sample config.pbtxt holds; the rest is auto-completed. */
+	snprintf(text, sizeof(text), "name: \"%s\"\nbackend: \"vllm\"\n"
+		 "instance_group [ { count: 1 kind: KIND_MODEL } ]\n", name);
+	return serve_model_config_parse(text, strlen(text), "(built-in configuration)", name,
+					cfg, err);
 }
 
 static void free_tensors(struct serve_tensor *t, size_t n)
