@@ -242,6 +242,136 @@ void rng_floats(void *p, size_t n)
 	}
 }
 
+float rng_uniform(float lo, float hi)
+{
+	return lo + (hi - lo) * (float)((rng_next() >> 40) / 16777216.0);
+}
+
+void rng_fill(float *p, size_t n, float lo, float hi)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = rng_uniform(lo, hi);
+}
+
+/* ------------------------------------------------------------ compute */
+
+uint32_t f32_bits(float x)
+{
+	uint32_t u;
+
+	memcpy(&u, &x, 4);
+	return u;
+}
+
+float bits_f32(uint32_t x)
+{
+	float f;
+
+	memcpy(&f, &x, 4);
+	return f;
+}
+
+uint16_t test_f32_to_bf16(float x)
+{
+	uint32_t u = f32_bits(x);
+
+	if ((u & 0x7fffffff) > 0x7f800000)
+		return (uint16_t)((u >> 16) | 0x40);
+	return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+float test_bf16_to_f32(uint16_t h)
+{
+	return bits_f32((uint32_t)h << 16);
+}
+
+/* The compiler's _Float16 conversions: IEEE, independent of the model. */
+uint16_t test_f32_to_f16(float x)
+{
+	_Float16 h = (_Float16)x;
+	uint16_t u;
+
+	memcpy(&u, &h, 2);
+	return u;
+}
+
+float test_f16_to_f32(uint16_t u)
+{
+	_Float16 h;
+
+	memcpy(&h, &u, 2);
+	return (float)h;
+}
+
+uint32_t test_dtype_size(uint32_t dtype)
+{
+	return dtype == RBLN_DTYPE_F32 ? 4 : 2;
+}
+
+void test_store(void *dst, uint32_t dtype, float *vals, size_t n)
+{
+	uint16_t h;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (dtype == RBLN_DTYPE_F32) {
+			memcpy((uint8_t *)dst + 4 * i, &vals[i], 4);
+			continue;
+		}
+		if (dtype == RBLN_DTYPE_BF16)
+			h = test_f32_to_bf16(vals[i]);
+		else
+			h = test_f32_to_f16(vals[i]);
+		memcpy((uint8_t *)dst + 2 * i, &h, 2);
+		vals[i] = test_load(dst, dtype, i);
+	}
+}
+
+float test_load(const void *src, uint32_t dtype, size_t i)
+{
+	uint16_t h;
+	float f;
+
+	if (dtype == RBLN_DTYPE_F32) {
+		memcpy(&f, (const uint8_t *)src + 4 * i, 4);
+		return f;
+	}
+	memcpy(&h, (const uint8_t *)src + 2 * i, 2);
+	return dtype == RBLN_DTYPE_BF16 ? test_bf16_to_f32(h) :
+					  test_f16_to_f32(h);
+}
+
+uint8_t *poisoned(size_t n)
+{
+	uint8_t *p = malloc(n ? n : 1);
+
+	assert_non_null(p);
+	memset(p, 0xff, n);
+	return p;
+}
+
+uint32_t test_variants(uint32_t *v)
+{
+	uint32_t n = 0;
+
+	v[n++] = RBLN_MODEL_CPU_BASELINE;
+#if defined(__x86_64__)
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		v[n++] = RBLN_MODEL_CPU_AVX2;
+	else
+		printf("# no AVX2+FMA on this CPU: avx2 variant not tested\n");
+#endif
+	return n;
+}
+
+void test_set_variant(uint32_t v)
+{
+	assert_int_equal(rbln_model_set_cpu(v), 0);
+	assert_int_equal(rbln_model_cpu(), v);
+}
+
 /* ------------------------------------------------------------ reference */
 
 void ref_fill(uint8_t *dst, uint64_t size, uint32_t value)
@@ -473,6 +603,20 @@ void run_ok(struct sb *sb, const struct rbln_model_bo *bos, uint32_t nbos,
 	ret = rbln_model_execute(sb->buf, sb->len, bos, nbos, env, &diag);
 	assert_int_equal(ret, 0);
 	assert_int_equal(diag.reason, RBLN_ISA_OK);
+}
+
+int run_ret(struct sb *sb, const struct rbln_model_bo *bos, uint32_t nbos,
+	    const struct rbln_model_env *env)
+{
+	struct rbln_model_diag diag;
+	int ret;
+
+	ret = rbln_model_validate(sb->buf, sb->len, bos, nbos, &diag);
+	if (ret)
+		fail_msg("validation: %s at command %u operand %u",
+			 rbln_model_error_str(diag.reason), diag.cmd_index,
+			 diag.operand);
+	return rbln_model_execute(sb->buf, sb->len, bos, nbos, env, &diag);
 }
 
 void expect_reject_at(struct sb *sb, const struct rbln_model_bo *bos,

@@ -79,6 +79,39 @@ void ref_copy(uint8_t *dst, const uint8_t *src, uint64_t size);
 uint32_t ref_add1(uint32_t a, uint32_t b);
 void ref_add(uint8_t *dst, const uint8_t *a, const uint8_t *b, uint64_t n);
 
+/* ------------------------------------------------------------ compute */
+
+/* A command of the compute opcodes, appended as it is. */
+#define sb_cmd_struct(sb, c) sb_raw((sb), &(c), sizeof(c))
+
+/* Uniform float in [lo, hi) (never all zeros over a buffer). */
+float rng_uniform(float lo, float hi);
+/* @n floats, uniform in [lo, hi). */
+void rng_fill(float *p, size_t n, float lo, float hi);
+
+/* Conversions of the tests' own (independent of the model's). */
+uint16_t test_f32_to_bf16(float x);
+float test_bf16_to_f32(uint16_t h);
+uint16_t test_f32_to_f16(float x);
+float test_f16_to_f32(uint16_t h);
+uint32_t test_dtype_size(uint32_t dtype);
+/* Stores @n floats as @dtype at @dst; returns them as stored (rounded). */
+void test_store(void *dst, uint32_t dtype, float *vals, size_t n);
+float test_load(const void *src, uint32_t dtype, size_t i);
+uint32_t f32_bits(float x);
+float bits_f32(uint32_t x);
+
+/* A buffer of @n bytes, each 0xff (float NaN, int32 -1): "poisoned". */
+uint8_t *poisoned(size_t n);
+
+/*
+ * The CPU variants this machine can run: RBLN_MODEL_CPU_BASELINE, and
+ * RBLN_MODEL_CPU_AVX2 when the CPU has it. Returns how many.
+ */
+uint32_t test_variants(uint32_t *v);
+/* Forces variant @v (asserting that the model accepts it). */
+void test_set_variant(uint32_t v);
+
 /* ------------------------------------------------------------ fake home */
 
 /**
@@ -134,6 +167,9 @@ int validate_copy(const void *s, size_t len, const struct rbln_model_bo *bos,
 
 /* Validates and executes; both must succeed. */
 void run_ok(struct sb *sb, const struct rbln_model_bo *bos, uint32_t nbos,
+	    const struct rbln_model_env *env);
+/* Validates (must succeed) and executes; returns what execution returned. */
+int run_ret(struct sb *sb, const struct rbln_model_bo *bos, uint32_t nbos,
 	    const struct rbln_model_env *env);
 
 /*

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * test_mm.c - MATMUL against a float64 reference, for every weight type,
+ * both layouts and both CPU variants, on fresh random data, with edge
+ * shapes (M = 1, K and N not multiples of the vector width, N odd, M
+ * across row blocks). Outputs are poisoned (NaN) before each run and the
+ * bytes after them checked untouched. Then the promises of bit-identity:
+ * the packed and row-major layouts, a batch and its rows one by one, any
+ * number of engines, accumulate from zero and plain.
+ *
+ * Tolerance: each output is one float32 chain of K multiply-adds over
+ * exactly representable weights, so |got - ref| <= (K + 1) u sum|a w|
+ * (u = 2^-24) bounds its rounding error rigorously (plus the old value's
+ * magnitude when accumulating); a wrong or missing term is far outside it
+ * for the K used here.
+ */
+#include <math.h>
+
+#include "model_test.h"
+
+#define RW	(RBLN_MODEL_READ | RBLN_MODEL_WRITE)
+#define GUARD	64
+
+/**
+ * struct mm_case - one MATMUL with its data
+ * @m: rows
+ * @k: reduction length
+ * @n: columns
+ * @dtype: weight type
+ * @layout: weight layout
+ * @acc: RBLN_MATMUL_ACCUMULATE
+ * @a: activations [m, k]
+ * @w: weights [n, k] as float32 (exactly representable in @dtype)
+ * @c0: old output [m, n] when accumulating
+ * @wbuf: the weights as the command reads them
+ * @wsize: bytes of @wbuf
+ */
+struct mm_case {
+	uint32_t m, k, n, dtype, layout, acc;
+	float *a, *w, *c0;
+	uint8_t *wbuf;
+	uint64_t wsize;
+};
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	assert_non_null(p);
+	return p;
+}
+
+/* The weights in the command's layout, as rbln_isa.h defines it. */
+static void mm_pack(struct mm_case *mc)
+{
+	uint32_t es = test_dtype_size(mc->dtype);
+	uint32_t panels = (mc->n + 15) / 16;
+	uint32_t n, k, j, slot;
+	uint64_t idx;
+	float v;
+
+	if (mc->layout == RBLN_LAYOUT_ROWMAJOR) {
+		mc->wsize = (uint64_t)mc->n * mc->k * es;
+		mc->wbuf = xmalloc(mc->wsize);
+		test_store(mc->wbuf, mc->dtype, mc->w, (size_t)mc->n * mc->k);
+		return;
+	}
+	mc->wsize = (uint64_t)panels * 16 * mc->k * es;
+	mc->wbuf = xmalloc(mc->wsize);
+	/* Padding columns hold garbage: the device must ignore them. */
+	rng_bytes(mc->wbuf, mc->wsize);
+	for (n = 0; n < mc->n; n++) {
+		j = n % 16;
+		slot = j;
+		if (mc->dtype == RBLN_DTYPE_BF16)
+			slot = j < 8 ? 2 * j : 2 * (j - 8) + 1;
+		for (k = 0; k < mc->k; k++) {
+			idx = (uint64_t)(n / 16) * 16 * mc->k + (uint64_t)k * 16 +
+			      slot;
+			v = mc->w[(size_t)n * mc->k + k];
+			test_store(mc->wbuf + idx * es, mc->dtype, &v, 1);
+		}
+	}
+}
+
+/* Random data for a case; weights rounded to their type. */
+static void mm_init(struct mm_case *mc, uint32_t m, uint32_t k, uint32_t n,
+		    uint32_t dtype, uint32_t layout, uint32_t acc)
+{
+	uint8_t tmp[4];
+	size_t i;
+
+	*mc = (struct mm_case){ .m = m, .k = k, .n = n, .dtype = dtype,
+				.layout = layout, .acc = acc };
+	mc->a = xmalloc((size_t)m * k * 4);
+	mc->w = xmalloc((size_t)n * k * 4);
+	mc->c0 = xmalloc((size_t)m * n * 4);
+	rng_fill(mc->a, (size_t)m * k, -1.0f, 1.0f);
+	rng_fill(mc->w, (size_t)n * k, -1.0f, 1.0f);
+	rng_fill(mc->c0, (size_t)m * n, -4.0f, 4.0f);
+	for (i = 0; i < (size_t)n * k; i++) {
+		test_store(tmp, dtype, &mc->w[i], 1);
+		mc->w[i] = test_load(tmp, dtype, 0);
+	}
+	mm_pack(mc);
+}
+
+static void mm_free(struct mm_case *mc)
+{
+	free(mc->a);
+	free(mc->w);
+	free(mc->c0);
+	free(mc->wbuf);
+}
+
+/* Runs the case on @env; returns the output (m * n floats, caller frees). */
+static float *mm_run(const struct mm_case *mc,
+		     const struct rbln_model_env *env)
+{
+	uint64_t csize = (uint64_t)mc->m * mc->n * 4;
+	uint8_t *c = poisoned(csize + GUARD);
+	uint8_t guard[GUARD];
+	struct rbln_model_bo bos[3] = {
+		{ c, csize + GUARD, RW },
+		{ (uint8_t *)mc->a, (uint64_t)mc->m * mc->k * 4,
+		  RBLN_MODEL_READ },
+		{ mc->wbuf, mc->wsize, RBLN_MODEL_READ },
+	};
+	struct rbln_isa_matmul cmd = {
+		.hdr = { .opcode = RBLN_OP_MATMUL, .size = sizeof(cmd),
+			 .flags = mc->acc ? RBLN_MATMUL_ACCUMULATE : 0 },
+		.dst = OPND(0, 0, csize),
+		.a = OPND(1, 0, (uint64_t)mc->m * mc->k * 4),
+		.w = OPND(2, 0, mc->wsize),
+		.dtype = mc->dtype,
+		.layout = mc->layout,
+		.k = mc->k,
+		.n = mc->n,
+	};
+	struct sb sb;
+
+	if (mc->acc)
+		memcpy(c, mc->c0, csize);
+	memcpy(guard, c + csize, GUARD);
+	sb_init(&sb);
+	sb_cmd_struct(&sb, cmd);
+	run_ok(&sb, bos, 3, env);
+	sb_free(&sb);
+	assert_memory_equal(c + csize, guard, GUARD);
+	return (float *)c;
+}
+
+/* Checks @got against the float64 reference. */
+static void mm_check(const struct mm_case *mc, const float *got,
+		     const char *what)
+{
+	double ref, mag, err, tol;
+	uint32_t i, j, k;
+
+	for (i = 0; i < mc->m; i++)
+		for (j = 0; j < mc->n; j++) {
+			ref = mc->acc ? mc->c0[(size_t)i * mc->n + j] : 0.0;
+			mag = fabs(ref);
+			for (k = 0; k < mc->k; k++) {
+				double t = (double)mc->a[(size_t)i * mc->k + k] *
+					   mc->w[(size_t)j * mc->k + k];
+				ref += t;
+				mag += fabs(t);
+			}
+			err = fabs(got[(size_t)i * mc->n + j] - ref);
+			tol = (mc->k + 2) * ldexp(mag, -24) + 1e-30;
+			if (!(err <= tol))
+				fail_msg("%s %s m=%u k=%u n=%u dtype %u layout %u "
+					 "acc %u: [%u,%u] = %.9g, want %.9g "
+					 "(tol %.3g)", what,
+					 rbln_model_kernels()->name, mc->m,
+					 mc->k, mc->n, mc->dtype, mc->layout,
+					 mc->acc, i, j,
+					 got[(size_t)i * mc->n + j], ref, tol);
+		}
+}
+
+static void mm_case_check(uint32_t m, uint32_t k, uint32_t n, uint32_t dtype,
+			  uint32_t layout, uint32_t acc)
+{
+	struct fake_env f;
+	struct mm_case mc;
+	float *got;
+
+	fake_env_init(&f, 1);
+	mm_init(&mc, m, k, n, dtype, layout, acc);
+	got = mm_run(&mc, &f.env);
+	mm_check(&mc, got, "reference");
+	free(got);
+	mm_free(&mc);
+}
+
+static const uint32_t edge_shapes[][3] = {
+	{ 1, 1, 1 }, { 1, 7, 5 }, { 1, 64, 16 }, { 1, 130, 33 },
+	{ 1, 300, 64 }, { 1, 9, 80 }, { 2, 9, 17 }, { 3, 31, 31 },
+	{ 4, 8, 15 }, { 5, 100, 47 }, { 6, 64, 32 }, { 7, 257, 19 },
+	{ 13, 70, 64 }, { 37, 33, 129 }, { 1, 1100, 3 }, { 9, 1030, 20 },
+};
+
+static void test_mm_reference(void **state)
+{
+	uint32_t v[2], nv = test_variants(v), i, s, dt, lay;
+
+	(void)state;
+	for (i = 0; i < nv; i++) {
+		test_set_variant(v[i]);
+		for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++)
+			for (lay = 0; lay < RBLN_LAYOUT_COUNT; lay++) {
+				for (s = 0; s < sizeof(edge_shapes) /
+						sizeof(edge_shapes[0]); s++)
+					mm_case_check(edge_shapes[s][0],
+						      edge_shapes[s][1],
+						      edge_shapes[s][2], dt,
+						      lay, 0);
+				/* And fresh random shapes every run. */
+				for (s = 0; s < 3; s++)
+					mm_case_check(rng_range(1, 40),
+						      rng_range(1, 300),
+						      rng_range(1, 200), dt,
+						      lay, 0);
+			}
+	}
+}
+
+static void test_mm_accumulate(void **state)
+{
+	uint32_t v[2], nv = test_variants(v), i, dt, lay;
+	struct fake_env f;
+	struct mm_case mc;
+	float *plain, *acc;
+
+	(void)state;
+	fake_env_init(&f, 1);
+	for (i = 0; i < nv; i++) {
+		test_set_variant(v[i]);
+		for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++)
+			for (lay = 0; lay < RBLN_LAYOUT_COUNT; lay++) {
+				mm_case_check(1, 77, 45, dt, lay, 1);
+				mm_case_check(11, 300, 33, dt, lay, 1);
+				/* From zero, accumulating is the plain product. */
+				mm_init(&mc, 7, 290, 21, dt, lay, 0);
+				plain = mm_run(&mc, &f.env);
+				memset(mc.c0, 0, (size_t)mc.m * mc.n * 4);
+				mc.acc = 1;
+				acc = mm_run(&mc, &f.env);
+				assert_memory_equal(plain, acc,
+						    (size_t)mc.m * mc.n * 4);
+				free(plain);
+				free(acc);
+				mm_free(&mc);
+			}
+	}
+}
+
+/* The packed layout and the checkpoint's row-major give the same bits. */
+static void test_mm_layouts_identical(void **state)
+{
+	uint32_t v[2], nv = test_variants(v), i, dt;
+	struct mm_case rm, pk;
+	struct fake_env f;
+	float *x, *y;
+
+	(void)state;
+	fake_env_init(&f, 1);
+	for (i = 0; i < nv; i++) {
+		test_set_variant(v[i]);
+		for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++) {
+			mm_init(&rm, 9, 333, 41, dt, RBLN_LAYOUT_ROWMAJOR, 0);
+			pk = rm;
+			pk.layout = RBLN_LAYOUT_PACKED16;
+			mm_pack(&pk);
+			x = mm_run(&rm, &f.env);
+			y = mm_run(&pk, &f.env);
+			assert_memory_equal(x, y, (size_t)rm.m * rm.n * 4);
+			free(x);
+			free(y);
+			free(pk.wbuf);
+			mm_free(&rm);
+		}
+	}
+}
+
+/* Row i of a batch is the same bits as row i alone (batch invariance). */
+static void test_mm_rows_independent(void **state)
+{
+	uint32_t v[2], nv = test_variants(v), i, r, dt;
+	struct mm_case mc, one;
+	struct fake_env f;
+	float *all, *row;
+
+	(void)state;
+	fake_env_init(&f, 1);
+	for (i = 0; i < nv; i++) {
+		test_set_variant(v[i]);
+		for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++) {
+			/* Past one block of rows (192), and a partial tile. */
+			mm_init(&mc, 199, 40, 37, dt, RBLN_LAYOUT_PACKED16, 0);
+			all = mm_run(&mc, &f.env);
+			for (r = 0; r < mc.m; r += 17) {
+				one = mc;
+				one.m = 1;
+				one.a = mc.a + (size_t)r * mc.k;
+				row = mm_run(&one, &f.env);
+				assert_memory_equal(row, all + (size_t)r * mc.n,
+						    (size_t)mc.n * 4);
+				free(row);
+			}
+			mm_check(&mc, all, "batch");
+			free(all);
+			mm_free(&mc);
+		}
+	}
+}
+
+/* Any number of engines, any schedule: the same bits. */
+static void test_mm_engines(void **state)
+{
+	uint32_t v[2], nv = test_variants(v), i, e, real;
+	struct mm_case mc;
+	struct fake_env f;
+	float *base, *got;
+
+	(void)state;
+	for (i = 0; i < nv; i++) {
+		test_set_variant(v[i]);
+		/* 2 row blocks x 3 panel groups, each worth an engine. */
+		mm_init(&mc, 200, 200, 300, RBLN_DTYPE_BF16,
+			RBLN_LAYOUT_PACKED16, 0);
+		fake_env_init(&f, 1);
+		base = mm_run(&mc, &f.env);
+		mm_check(&mc, base, "engines");
+		for (real = 0; real < 2; real++)
+			for (e = 2; e <= 8; e++) {
+				if (real && e != 2 && e != 5)
+					continue;
+				fake_env_init(&f, e);
+				f.reverse = e % 2;
+				got = mm_run(&mc, real ? real_env(e) : &f.env);
+				assert_memory_equal(base, got,
+						    (size_t)mc.m * mc.n * 4);
+				if (!real)
+					assert_int_equal(f.parallel_calls, 1);
+				free(got);
+			}
+		free(base);
+		mm_free(&mc);
+	}
+}
+
+/* The variants differ only by fused rounding: close, deterministic. */
+static void test_mm_variants_deterministic(void **state)
+{
+	uint32_t v[2], nv = test_variants(v), i;
+	struct mm_case mc;
+	struct fake_env f;
+	float *x, *y;
+
+	(void)state;
+	fake_env_init(&f, 1);
+	mm_init(&mc, 20, 500, 50, RBLN_DTYPE_F16, RBLN_LAYOUT_PACKED16, 0);
+	for (i = 0; i < nv; i++) {
+		test_set_variant(v[i]);
+		x = mm_run(&mc, &f.env);
+		y = mm_run(&mc, &f.env);
+		assert_memory_equal(x, y, (size_t)mc.m * mc.n * 4);
+		mm_check(&mc, x, "variant");
+		free(x);
+		free(y);
+	}
+	mm_free(&mc);
+}
+
+static void test_mm_cancel_and_unmapped(void **state)
+{
+	struct rbln_model_diag diag;
+	struct rbln_model_bo bos[3];
+	struct mm_case mc;
+	struct fake_env f;
+	struct sb sb;
+	uint8_t *c;
+	struct rbln_isa_matmul cmd;
+
+	(void)state;
+	mm_init(&mc, 100, 600, 500, RBLN_DTYPE_BF16, RBLN_LAYOUT_PACKED16, 0);
+	c = poisoned((size_t)mc.m * mc.n * 4);
+	bos[0] = (struct rbln_model_bo){ c, (uint64_t)mc.m * mc.n * 4, RW };
+	bos[1] = (struct rbln_model_bo){ (uint8_t *)mc.a,
+					 (uint64_t)mc.m * mc.k * 4,
+					 RBLN_MODEL_READ };
+	bos[2] = (struct rbln_model_bo){ mc.wbuf, mc.wsize, RBLN_MODEL_READ };
+	cmd = (struct rbln_isa_matmul){
+		.hdr = { .opcode = RBLN_OP_MATMUL, .size = sizeof(cmd) },
+		.dst = OPND(0, 0, bos[0].size), .a = OPND(1, 0, bos[1].size),
+		.w = OPND(2, 0, mc.wsize), .dtype = RBLN_DTYPE_BF16,
+		.layout = RBLN_LAYOUT_PACKED16, .k = mc.k, .n = mc.n,
+	};
+	sb_init(&sb);
+	sb_cmd_struct(&sb, cmd);
+	fake_env_init(&f, 1);
+	f.cancel_after = 5;
+	assert_int_equal(rbln_model_execute(sb.buf, sb.len, bos, 3, &f.env,
+					    &diag), -RBLN_ECANCELED);
+	assert_int_equal(diag.opcode, RBLN_OP_MATMUL);
+	/* Cancellation is polled between brackets, not once per command. */
+	assert_true(f.cancel_calls >= 5);
+	fake_env_init(&f, 1);
+	bos[2].cpu = NULL;
+	assert_int_equal(rbln_model_execute(sb.buf, sb.len, bos, 3, &f.env,
+					    &diag), -RBLN_EIO);
+	sb_free(&sb);
+	free(c);
+	mm_free(&mc);
+}
+
+static int restore_variant(void **state)
+{
+	(void)state;
+	return rbln_model_set_cpu(RBLN_MODEL_CPU_AUTO);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_mm_reference, restore_variant),
+		cmocka_unit_test_teardown(test_mm_accumulate, restore_variant),
+		cmocka_unit_test_teardown(test_mm_layouts_identical,
+					  restore_variant),
+		cmocka_unit_test_teardown(test_mm_rows_independent,
+					  restore_variant),
+		cmocka_unit_test_teardown(test_mm_engines, restore_variant),
+		cmocka_unit_test_teardown(test_mm_variants_deterministic,
+					  restore_variant),
+		cmocka_unit_test(test_mm_cancel_and_unmapped),
+	};
+
+	rng_seed_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
