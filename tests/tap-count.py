@@ -13,7 +13,7 @@ with open(sys.argv[1], encoding='utf-8', errors='replace') as log:
     for line in log:
         test = json.loads(line)
         p = f = s = 0
-        for out in (test.get('stdo') or '').splitlines():
+        for out in (test.get('stdout') or test.get('stdo') or '').splitlines():
             m = case.match(out.strip())
             if not m:
                 continue
