@@ -275,11 +275,20 @@ static RBLN_K_ATTR int RBLN_K(rope)(const struct rbln_isa_rope *c, u8 *x,
 	return 0;
 }
 
-/* silu(g) * u for one vector. */
+/*
+ * silu(g) * u for one vector. silu(g) = g / (1 + e^-g) overflows e^-g for
+ * g below -88 where the result is still a normal float; with e = e^-|g|,
+ * silu(g) = g / (1 + e) for g >= 0 and g e / (1 + e) below, which never
+ * overflows and keeps the tail.
+ */
 static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
 RBLN_K(swiglu1)(RBLN_K_VF g, RBLN_K_VF u)
 {
-	return g / (1.0f + RBLN_K(vexp)(-g)) * u;
+	RBLN_K_VF a = (RBLN_K_VF)((RBLN_K_VU)g & RBLN_K_F32_ABS);
+	RBLN_K_VF e = RBLN_K(vexp)(-a);
+	RBLN_K_VI pos = g >= RBLN_K(zero)();
+
+	return RBLN_K(sel)(pos, g, g * e) / (1.0f + e) * u;
 }
 
 static RBLN_K_ATTR void RBLN_K(swiglu)(u8 *dst, const u8 *gate, const u8 *up,
