@@ -203,6 +203,9 @@ static int read_tensors(json_object *list, const struct pbtxt_msg *tree, const c
 	*n = 0;
 	if (!count)
 		return 0;
+	/* Requests track inputs in 64-bit sets; no LLM configuration comes close. */
+	if (count > 64)
+		return cfg_error(err, file, line_of(tree, field, 64), "more than 64 %ss", field);
 	t = calloc(count, sizeof(*t));
 	if (!t)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
