@@ -211,3 +211,17 @@ bool jpath_has(json_object *o, const char *path)
 {
 	return walk(o, path, false) != NULL;
 }
+
+bool jpath_null(json_object *o, const char *path)
+{
+	char parent[256];
+	const char *dot = strrchr(path, '.');
+	json_object *p = o, *v = NULL;
+
+	if (dot) {
+		snprintf(parent, sizeof(parent), "%.*s", (int)(dot - path), path);
+		p = jpath(o, parent);
+	}
+	return json_object_is_type(p, json_type_object) &&
+	       json_object_object_get_ex(p, dot ? dot + 1 : path, &v) && !v;
+}

@@ -40,5 +40,7 @@ json_object *jpath(json_object *o, const char *path);
 const char *jpath_str(json_object *o, const char *path);
 int64_t jpath_int(json_object *o, const char *path);
 bool jpath_has(json_object *o, const char *path);
+/* True when the path's last member is present and JSON null. */
+bool jpath_null(json_object *o, const char *path);
 
 #endif
