@@ -12,7 +12,7 @@
 #include "stream_internal.h"
 
 /* Lock @s; false (and unlocked) when it is NULL or already failed. */
-static bool begin(npu_stream *s)
+bool npu_stream_begin(npu_stream *s)
 {
 	if (!s)
 		return false;
@@ -24,7 +24,7 @@ static bool begin(npu_stream *s)
 	return true;
 }
 
-static void end(npu_stream *s)
+void npu_stream_end(npu_stream *s)
 {
 	pthread_mutex_unlock(&s->lock);
 }
@@ -36,9 +36,9 @@ static struct rbln_isa_cmd header(enum rbln_isa_opcode opcode, size_t size)
 }
 
 /* An operand naming @buf; false when the buffer list refused it. */
-static bool operand(npu_stream *s, struct rbln_isa_operand *op,
-		    npu_buffer *buf, uint32_t access, uint64_t offset,
-		    uint64_t size, const char *what)
+bool npu_stream_operand(npu_stream *s, struct rbln_isa_operand *op,
+			npu_buffer *buf, uint32_t access, uint64_t offset,
+			uint64_t size, const char *what)
 {
 	uint32_t index = npu_stream_use(s, buf, access, what);
 
@@ -51,59 +51,59 @@ static bool operand(npu_stream *s, struct rbln_isa_operand *op,
 
 void npu_stream_nop(npu_stream *s)
 {
-	if (!begin(s))
+	if (!npu_stream_begin(s))
 		return;
 	struct rbln_isa_cmd cmd = header(RBLN_OP_NOP, sizeof(cmd));
 
 	npu_stream_append(s, &cmd, sizeof(cmd));
-	end(s);
+	npu_stream_end(s);
 }
 
 void npu_stream_barrier(npu_stream *s)
 {
-	if (!begin(s))
+	if (!npu_stream_begin(s))
 		return;
 	struct rbln_isa_cmd cmd = header(RBLN_OP_BARRIER, sizeof(cmd));
 
 	npu_stream_append(s, &cmd, sizeof(cmd));
-	end(s);
+	npu_stream_end(s);
 }
 
 void npu_stream_fill(npu_stream *s, npu_buffer *dst, uint64_t offset,
 		     uint64_t size, uint32_t value)
 {
-	if (!begin(s))
+	if (!npu_stream_begin(s))
 		return;
 	struct rbln_isa_fill cmd = {
 		.hdr = header(RBLN_OP_FILL, sizeof(cmd)),
 		.value = value,
 	};
 
-	if (operand(s, &cmd.dst, dst, NPU_ACCESS_WRITE, offset, size,
+	if (npu_stream_operand(s, &cmd.dst, dst, NPU_ACCESS_WRITE, offset, size,
 		    "npu_stream_fill dst"))
 		npu_stream_append(s, &cmd, sizeof(cmd));
-	end(s);
+	npu_stream_end(s);
 }
 
 void npu_stream_copy(npu_stream *s, npu_buffer *dst, uint64_t dst_offset,
 		     npu_buffer *src, uint64_t src_offset, uint64_t size)
 {
-	if (!begin(s))
+	if (!npu_stream_begin(s))
 		return;
 	struct rbln_isa_copy cmd = { .hdr = header(RBLN_OP_COPY, sizeof(cmd)) };
 
-	if (operand(s, &cmd.dst, dst, NPU_ACCESS_WRITE, dst_offset, size,
+	if (npu_stream_operand(s, &cmd.dst, dst, NPU_ACCESS_WRITE, dst_offset, size,
 		    "npu_stream_copy dst") &&
-	    operand(s, &cmd.src, src, NPU_ACCESS_READ, src_offset, size,
+	    npu_stream_operand(s, &cmd.src, src, NPU_ACCESS_READ, src_offset, size,
 		    "npu_stream_copy src"))
 		npu_stream_append(s, &cmd, sizeof(cmd));
-	end(s);
+	npu_stream_end(s);
 }
 
 void npu_stream_sem_signal(npu_stream *s, npu_buffer *sem, uint64_t offset,
 			   enum npu_sem_op op, uint64_t value)
 {
-	if (!begin(s))
+	if (!npu_stream_begin(s))
 		return;
 	struct rbln_isa_sem_signal cmd = {
 		.hdr = header(RBLN_OP_SEM_SIGNAL, sizeof(cmd)),
@@ -111,17 +111,17 @@ void npu_stream_sem_signal(npu_stream *s, npu_buffer *sem, uint64_t offset,
 		.value = value,
 	};
 
-	if (operand(s, &cmd.sem, sem, NPU_ACCESS_WRITE, offset,
+	if (npu_stream_operand(s, &cmd.sem, sem, NPU_ACCESS_WRITE, offset,
 		    sizeof(uint64_t), "npu_stream_sem_signal sem"))
 		npu_stream_append(s, &cmd, sizeof(cmd));
-	end(s);
+	npu_stream_end(s);
 }
 
 void npu_stream_sem_wait(npu_stream *s, npu_buffer *sem, uint64_t offset,
 			 enum npu_sem_cond cond, uint64_t value,
 			 uint64_t timeout_ns)
 {
-	if (!begin(s))
+	if (!npu_stream_begin(s))
 		return;
 	struct rbln_isa_sem_wait cmd = {
 		.hdr = header(RBLN_OP_SEM_WAIT, sizeof(cmd)),
@@ -130,17 +130,17 @@ void npu_stream_sem_wait(npu_stream *s, npu_buffer *sem, uint64_t offset,
 		.timeout_ns = timeout_ns,
 	};
 
-	if (operand(s, &cmd.sem, sem, NPU_ACCESS_READ, offset,
+	if (npu_stream_operand(s, &cmd.sem, sem, NPU_ACCESS_READ, offset,
 		    sizeof(uint64_t), "npu_stream_sem_wait sem"))
 		npu_stream_append(s, &cmd, sizeof(cmd));
-	end(s);
+	npu_stream_end(s);
 }
 
 void npu_stream_add_f32(npu_stream *s, npu_buffer *dst, uint64_t dst_offset,
 			npu_buffer *a, uint64_t a_offset, npu_buffer *b,
 			uint64_t b_offset, uint64_t count)
 {
-	if (!begin(s))
+	if (!npu_stream_begin(s))
 		return;
 	struct rbln_isa_add cmd = { .hdr = header(RBLN_OP_ADD, sizeof(cmd)) };
 	uint64_t bytes = count * sizeof(float);
@@ -149,20 +149,20 @@ void npu_stream_add_f32(npu_stream *s, npu_buffer *dst, uint64_t dst_offset,
 		npu_stream_set_error(s, npu_fail(-EINVAL,
 			"npu_stream_add_f32: %llu elements overflow",
 			(unsigned long long)count));
-	} else if (operand(s, &cmd.dst, dst, NPU_ACCESS_WRITE, dst_offset, bytes,
+	} else if (npu_stream_operand(s, &cmd.dst, dst, NPU_ACCESS_WRITE, dst_offset, bytes,
 			   "npu_stream_add_f32 dst") &&
-		   operand(s, &cmd.a, a, NPU_ACCESS_READ, a_offset, bytes,
+		   npu_stream_operand(s, &cmd.a, a, NPU_ACCESS_READ, a_offset, bytes,
 			   "npu_stream_add_f32 a") &&
-		   operand(s, &cmd.b, b, NPU_ACCESS_READ, b_offset, bytes,
+		   npu_stream_operand(s, &cmd.b, b, NPU_ACCESS_READ, b_offset, bytes,
 			   "npu_stream_add_f32 b")) {
 		npu_stream_append(s, &cmd, sizeof(cmd));
 	}
-	end(s);
+	npu_stream_end(s);
 }
 
 void npu_stream_raw(npu_stream *s, const void *cmd, size_t size)
 {
-	if (!begin(s))
+	if (!npu_stream_begin(s))
 		return;
 	if (!cmd || size == 0 || size % RBLN_ISA_ALIGN)
 		npu_stream_set_error(s, npu_fail(-EINVAL,
@@ -170,5 +170,5 @@ void npu_stream_raw(npu_stream *s, const void *cmd, size_t size)
 			"size is not a non-zero multiple of 8"));
 	else
 		npu_stream_append(s, cmd, size);
-	end(s);
+	npu_stream_end(s);
 }

@@ -61,4 +61,18 @@ uint32_t npu_stream_use(npu_stream *s, npu_buffer *buf, uint32_t access,
 
 #define NPU_STREAM_NO_BUFFER UINT32_MAX
 
+/** Lock @s for a builder call; false (unlocked) if NULL or failed. */
+bool npu_stream_begin(npu_stream *s);
+/** Unlock after npu_stream_begin(). */
+void npu_stream_end(npu_stream *s);
+
+/**
+ * npu_stream_operand() - fill @op naming @offset/@size of @buf with
+ * @access in the buffer list; false (stream error set) when refused.
+ * Caller holds @s->lock.
+ */
+bool npu_stream_operand(npu_stream *s, struct rbln_isa_operand *op,
+			npu_buffer *buf, uint32_t access, uint64_t offset,
+			uint64_t size, const char *what);
+
 #endif /* NPU_STREAM_INTERNAL_H */

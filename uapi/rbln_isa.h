@@ -422,15 +422,15 @@ struct rbln_isa_matmul {
 
 /**
  * enum rbln_isa_rope_scaling - frequency scaling of RBLN_OP_ROPE
- * @RBLN_ROPE_DEFAULT: inv_freq[i] = theta ^ (-2i / head_dim); the scaling
+ * @RBLN_ROPE_SCALING_DEFAULT: inv_freq[i] = theta ^ (-2i / head_dim); the scaling
  *	fields of &struct rbln_isa_rope must be zero
- * @RBLN_ROPE_LLAMA3: Hugging Face's "llama3" rope_type: low frequencies
+ * @RBLN_ROPE_SCALING_LLAMA3: Hugging Face's "llama3" rope_type: low frequencies
  *	divided by factor, high ones kept, a smooth ramp between
  * @RBLN_ROPE_SCALING_COUNT: number of types
  */
 enum rbln_isa_rope_scaling {
-	RBLN_ROPE_DEFAULT = 0,
-	RBLN_ROPE_LLAMA3 = 1,
+	RBLN_ROPE_SCALING_DEFAULT = 0,
+	RBLN_ROPE_SCALING_LLAMA3 = 1,
 	RBLN_ROPE_SCALING_COUNT,
 };
 

@@ -220,7 +220,7 @@ static RBLN_K_ATTR void RBLN_K(rope_freqs)(const struct rbln_isa_rope *c,
 		p = (float)RBLN_K(exp)((double)e * lt);
 		inv[i] = 1.0f / p;
 	}
-	if (c->scaling != RBLN_ROPE_LLAMA3)
+	if (c->scaling != RBLN_ROPE_SCALING_LLAMA3)
 		return;
 	memcpy(&theta, &c->factor, 4);
 	f = theta;

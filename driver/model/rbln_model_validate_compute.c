@@ -301,7 +301,7 @@ static u32 rbln_model_check_rope_params(const struct rbln_isa_rope *c)
 {
 	if (!rbln_model_f32_above(c->theta, RBLN_MODEL_F32_ONE))
 		return RBLN_ISA_ERR_PARAM;
-	if (c->scaling == RBLN_ROPE_DEFAULT) {
+	if (c->scaling == RBLN_ROPE_SCALING_DEFAULT) {
 		if (c->factor || c->low_freq_factor || c->high_freq_factor ||
 		    c->original_max_pos)
 			return RBLN_ISA_ERR_RESERVED;

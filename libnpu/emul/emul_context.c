@@ -61,6 +61,30 @@ static int parse_count(const char *text, const char *name, unsigned int max,
 	return 0;
 }
 
+/*
+ * RBLN_CPU_VARIANT forces the compute kernels' CPU variant, as rbln.ko's
+ * module parameter does. The model's choice is global to the process: the
+ * variable is read by every context, and unset leaves the choice as is.
+ */
+static int read_cpu_variant(void)
+{
+	const char *env = getenv("RBLN_CPU_VARIANT");
+	int cpu;
+
+	if (!env || !*env)
+		return 0;
+	cpu = rbln_model_cpu_parse(env);
+	if (cpu < 0)
+		return npu_fail(-EINVAL,
+				"RBLN_CPU_VARIANT=\"%s\": auto, baseline or avx2",
+				env);
+	if (rbln_model_set_cpu((u32)cpu))
+		return npu_fail(-EINVAL,
+				"RBLN_CPU_VARIANT=%s: this CPU cannot run it",
+				env);
+	return 0;
+}
+
 /* Fill @e from @opts, the environment and the defaults, in that order. */
 static int read_settings(const struct npu_context_options *opts,
 			 struct emul_ctx *e)
@@ -112,7 +136,7 @@ static int read_settings(const struct npu_context_options *opts,
 	if (e->engines_per_device > EMUL_MAX_ENGINES)
 		return npu_fail(-EINVAL, "emul_engines %u exceeds %u",
 				e->engines_per_device, EMUL_MAX_ENGINES);
-	return 0;
+	return read_cpu_variant();
 }
 
 /*

@@ -25,6 +25,11 @@
  *    per context; its buffers are memfds, so export/import also works
  *    between processes. RBLN_EMUL_DEVICES, RBLN_EMUL_MEM_SIZE ("16G") and
  *    RBLN_EMUL_ENGINES set what npu_context_options leaves at zero.
+ *    RBLN_CPU_VARIANT=auto|baseline|avx2 forces the CPU variant of the
+ *    emulated devices' compute kernels (for the whole process; an unknown
+ *    value, or avx2 on a CPU without AVX2 and FMA, makes
+ *    npu_context_create() fail with -EINVAL). rbln.ko has a module
+ *    parameter for the same choice.
  */
 #ifndef LIBNPU_H
 #define LIBNPU_H
@@ -37,7 +42,7 @@ extern "C" {
 #endif
 
 #define NPU_VERSION_MAJOR 1
-#define NPU_VERSION_MINOR 0
+#define NPU_VERSION_MINOR 1
 
 typedef struct npu_context npu_context;
 typedef struct npu_device npu_device;
@@ -339,6 +344,256 @@ uint32_t npu_stream_buffer_index(npu_stream *s, npu_buffer *buf,
 /** Submit the stream as one job on @q, after @wait fences. */
 int npu_stream_submit(npu_stream *s, npu_queue *q, npu_fence *const *wait,
 		      unsigned int num_wait, npu_fence **fence);
+
+/* ------------------------------------------------------------- compute */
+
+/*
+ * Builders of the compute commands of ISA 1.1 (libnpu 1.1; devices report
+ * isa_minor >= 1). Shapes are in elements, tensors are (buffer, byte
+ * offset) and dense unless a stride says otherwise; the builder computes
+ * every operand's size from the shape (an overflow is -EINVAL, sticky like
+ * every builder error) and the device validates the rest at submission.
+ * Documentation/isa-compute.md has the semantics and numerics of each.
+ */
+
+enum npu_dtype {
+	NPU_DTYPE_F32 = 0,
+	NPU_DTYPE_F16 = 1,
+	NPU_DTYPE_BF16 = 2,
+};
+
+enum npu_layout {
+	/* [n, k] row-major, as a checkpoint stores a linear layer. */
+	NPU_LAYOUT_ROWMAJOR = 0,
+	/* The device's panels of 16 output columns (npu_pack_weights()). */
+	NPU_LAYOUT_PACKED16 = 1,
+};
+
+/** A tensor: a buffer of the stream's device and a byte offset in it. */
+struct npu_tensor {
+	npu_buffer *buf;
+	uint64_t offset;
+};
+
+/** dst[t] = table[ids[t] - id_base] widened to float32. */
+struct npu_embed {
+	struct npu_tensor dst;		/* float32 [tokens, dim] */
+	struct npu_tensor table;	/* dtype [rows, dim] */
+	struct npu_tensor ids;		/* int32 [tokens] */
+	uint64_t tokens;
+	uint64_t rows;
+	uint32_t dim;
+	enum npu_dtype dtype;
+	uint32_t id_base;
+	/* Ids outside the table give zero rows instead of a fault. */
+	int zero_outside;
+};
+
+/** dst = x / sqrt(mean(x^2) + eps) * weight, per row. */
+struct npu_rmsnorm {
+	struct npu_tensor dst;		/* float32 [rows, dim], may be src */
+	struct npu_tensor src;		/* float32 [rows, dim] */
+	struct npu_tensor weight;	/* dtype [dim] */
+	uint64_t rows;
+	uint32_t dim;
+	enum npu_dtype dtype;
+	float eps;
+};
+
+/** dst[m, n] (+)= sum_k a[m, k] * w[n, k]. */
+struct npu_matmul {
+	struct npu_tensor dst;		/* float32 [m, n] */
+	struct npu_tensor a;		/* float32 [m, k] */
+	struct npu_tensor w;		/* dtype, layout */
+	uint64_t m;
+	uint32_t k;
+	uint32_t n;
+	enum npu_dtype dtype;
+	enum npu_layout layout;
+	/* Add to dst (residual add) instead of overwriting it. */
+	int accumulate;
+};
+
+/** Rotary embedding in place (Hugging Face Llama, rotate-half pairs). */
+struct npu_rope {
+	struct npu_tensor x;		/* float32 rows, stride floats apart */
+	struct npu_tensor pos;		/* int32 [tokens] */
+	uint64_t tokens;
+	uint32_t heads;
+	uint32_t head_dim;
+	uint32_t stride;		/* 0: heads * head_dim */
+	float theta;
+	/* rope_type "llama3" with these; all zero for the default type. */
+	int llama3;
+	float factor;
+	float low_freq_factor;
+	float high_freq_factor;
+	uint32_t original_max_pos;
+};
+
+/** dst = silu(gate) * up. */
+struct npu_swiglu {
+	struct npu_tensor dst;		/* float32 [rows, n] */
+	struct npu_tensor gate;		/* float32 rows, gate_stride apart */
+	struct npu_tensor up;		/* float32 rows, up_stride apart */
+	uint64_t rows;
+	uint32_t n;
+	uint32_t gate_stride;		/* 0: n */
+	uint32_t up_stride;		/* 0: n */
+};
+
+/** Store keys and values into the paged cache at slots[t]. */
+struct npu_kv_write {
+	struct npu_tensor k_cache;	/* dtype [blocks, bs, kv_heads, hd] */
+	struct npu_tensor v_cache;
+	struct npu_tensor k;		/* float32 rows, k_stride apart */
+	struct npu_tensor v;
+	struct npu_tensor slots;	/* int32 [tokens]; < 0 skips */
+	uint64_t num_blocks;
+	uint64_t tokens;
+	uint32_t block_size;
+	uint32_t kv_heads;
+	uint32_t head_dim;
+	uint32_t k_stride;		/* 0: kv_heads * head_dim */
+	uint32_t v_stride;		/* 0: kv_heads * head_dim */
+	enum npu_dtype dtype;
+};
+
+/**
+ * Causal attention over the paged cache, by KV partitions. @seqs holds
+ * int32 {q_start, q_len, ctx_len, table_row} per sequence; @work is
+ * scratch of npu_attention_work_size() bytes.
+ */
+struct npu_attention {
+	struct npu_tensor out;		/* float32 [rows, q_heads, head_dim] */
+	struct npu_tensor q;		/* float32 rows, q_stride apart */
+	struct npu_tensor k_cache;
+	struct npu_tensor v_cache;
+	struct npu_tensor seqs;		/* int32 [num_seqs, 4] */
+	struct npu_tensor block_tables;	/* int32 [table_rows, max_blocks] */
+	struct npu_tensor work;
+	uint64_t rows;
+	uint64_t num_seqs;
+	uint64_t num_blocks;
+	uint64_t table_rows;
+	uint32_t q_heads;
+	uint32_t kv_heads;
+	uint32_t head_dim;
+	uint32_t q_stride;		/* 0: q_heads * head_dim */
+	uint32_t block_size;
+	uint32_t max_blocks;
+	uint32_t partition_len;
+	enum npu_dtype dtype;
+	float scale;
+};
+
+/** ARGMAX (k 1) or TOPK: values and indices, best first, per row. */
+struct npu_topk {
+	struct npu_tensor values;	/* float32 [rows, k] */
+	struct npu_tensor indices;	/* int32 [rows, k] */
+	struct npu_tensor src;		/* float32 [rows, n] */
+	uint64_t rows;
+	uint32_t n;
+	uint32_t k;
+	uint32_t index_base;		/* added to every index */
+};
+
+void npu_stream_embed(npu_stream *s, const struct npu_embed *op);
+void npu_stream_rmsnorm(npu_stream *s, const struct npu_rmsnorm *op);
+void npu_stream_matmul(npu_stream *s, const struct npu_matmul *op);
+void npu_stream_rope(npu_stream *s, const struct npu_rope *op);
+void npu_stream_swiglu(npu_stream *s, const struct npu_swiglu *op);
+void npu_stream_kv_write(npu_stream *s, const struct npu_kv_write *op);
+void npu_stream_attention(npu_stream *s, const struct npu_attention *op);
+/** ARGMAX: @op->k must be 1. */
+void npu_stream_argmax(npu_stream *s, const struct npu_topk *op);
+void npu_stream_topk(npu_stream *s, const struct npu_topk *op);
+
+/**
+ * Bytes of the @work tensor @op needs (its shape fields set), 0 when that
+ * overflows.
+ */
+uint64_t npu_attention_work_size(const struct npu_attention *op);
+
+/** Bytes of @n x @k weights of @dtype in NPU_LAYOUT_PACKED16. */
+uint64_t npu_packed_weights_size(enum npu_dtype dtype, uint32_t n,
+				 uint32_t k);
+
+/**
+ * Repack row-major [n, k] weights of @dtype (as a checkpoint stores them)
+ * into NPU_LAYOUT_PACKED16 at @dst (npu_packed_weights_size() bytes,
+ * padding zeroed). Host memory to host memory; -EINVAL on bad arguments.
+ */
+int npu_pack_weights(void *dst, const void *src, enum npu_dtype dtype,
+		     uint32_t n, uint32_t k);
+
+/* ------------------------------------------------------------- collectives */
+
+/*
+ * Collectives over a group of devices, built from peer DMA (COPY into
+ * buffers shared between the devices), semaphores and ADD: one call
+ * appends each participant's part to that participant's stream; the
+ * application then submits every stream (each on a queue of its device),
+ * and the devices synchronise among themselves, with no host involvement.
+ *
+ * Every participant must submit what each call appended, in call order:
+ * the group counts its collectives (semaphore epochs that only grow, so
+ * one group serves any number of collectives without a reset), and a
+ * participant that skips one leaves the others waiting until their
+ * SEM_WAIT times out (-ETIMEDOUT). Results are the same bits on every
+ * participant: each part of an all-reduce is summed by one device, in a
+ * fixed order, then copied to the others.
+ */
+
+typedef struct npu_collective_group npu_collective_group;
+
+/**
+ * struct npu_collective_options - optional settings of a group
+ * @struct_size: sizeof(struct npu_collective_options), for growth
+ * @scratch_bytes: staging space per device (0: 4 MiB); larger collectives
+ *	run in several rounds
+ * @timeout_ns: how long a device waits for its peers (0: 30 s; at most
+ *	60 s, the ISA's limit)
+ */
+struct npu_collective_options {
+	size_t struct_size;
+	uint64_t scratch_bytes;
+	uint64_t timeout_ns;
+};
+
+/**
+ * Create a group of @n open devices (distinct handles of one context;
+ * @devices[i] is rank i). Allocates each device's mailbox (semaphores and
+ * staging space) and shares it with every other member. @opts may be NULL.
+ */
+int npu_collective_group_create(npu_device *const *devices, unsigned int n,
+				const struct npu_collective_options *opts,
+				npu_collective_group **out);
+/** Destroy a group; the jobs using it must have completed. */
+void npu_collective_group_destroy(npu_collective_group *g);
+/** Number of devices in @g. */
+unsigned int npu_collective_group_size(const npu_collective_group *g);
+
+/**
+ * Sum @count float32 elements at @offset of @buffers[i] over all ranks,
+ * leaving the sum in every rank's buffer. @streams[i] and @buffers[i]
+ * belong to @devices[i] of the group. Returns 0, or an error (nothing
+ * appended for a bad argument; a stream that fails while appending marks
+ * the group broken: later calls fail with -EPIPE).
+ */
+int npu_stream_allreduce_f32(npu_collective_group *g,
+			     npu_stream *const *streams,
+			     npu_buffer *const *buffers, uint64_t offset,
+			     uint64_t count);
+
+/**
+ * Gather @bytes from @src[i] at @src_offset of every rank i into every
+ * rank's @dst at @dst_offset + i * @bytes (rank order).
+ */
+int npu_stream_allgather(npu_collective_group *g, npu_stream *const *streams,
+			 npu_buffer *const *src, uint64_t src_offset,
+			 npu_buffer *const *dst, uint64_t dst_offset,
+			 uint64_t bytes);
 
 #ifdef __cplusplus
 }

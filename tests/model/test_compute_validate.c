@@ -378,7 +378,7 @@ static void test_rope(void **state)
 		.x = OPND(BO_RW, 64, (2 * 80 + 64) * 4),
 		.pos = OPND(BO_RO, 0, 12),
 		.heads = 4, .head_dim = 16, .stride = 80,
-		.scaling = RBLN_ROPE_LLAMA3, .theta = 0x48f42400,
+		.scaling = RBLN_ROPE_SCALING_LLAMA3, .theta = 0x48f42400,
 		.factor = 0x41000000, .low_freq_factor = 0x3f800000,
 		.high_freq_factor = 0x40800000, .original_max_pos = 8192,
 	};
@@ -406,7 +406,7 @@ static void test_rope(void **state)
 		FLD(struct rbln_isa_rope, original_max_pos, 0,
 		    RBLN_ISA_ERR_PARAM, NONE),
 		/* Default scaling: its fields must be zero. */
-		FLD(struct rbln_isa_rope, scaling, RBLN_ROPE_DEFAULT,
+		FLD(struct rbln_isa_rope, scaling, RBLN_ROPE_SCALING_DEFAULT,
 		    RBLN_ISA_ERR_RESERVED, NONE),
 		FLD(struct rbln_isa_rope, heads, 0, RBLN_ISA_ERR_SHAPE, NONE),
 		FLD(struct rbln_isa_rope, head_dim, 15, RBLN_ISA_ERR_SHAPE,
@@ -430,7 +430,7 @@ static void test_rope(void **state)
 	run_header(&base, sizeof(base), 0);
 	run_fields(&base, sizeof(base), cases, sizeof(cases) / sizeof(*cases));
 	run_operands(&base, sizeof(base), rules, 2);
-	cmd.scaling = RBLN_ROPE_DEFAULT;
+	cmd.scaling = RBLN_ROPE_SCALING_DEFAULT;
 	cmd.factor = 0;
 	cmd.low_freq_factor = 0;
 	cmd.high_freq_factor = 0;

@@ -347,7 +347,7 @@ static float rope_inv_freq(const struct rbln_isa_rope *c, uint32_t i)
 	float inv = 1.0f / p;
 	double f, lo, hi, old, wl, sm, r;
 
-	if (c->scaling != RBLN_ROPE_LLAMA3)
+	if (c->scaling != RBLN_ROPE_SCALING_LLAMA3)
 		return inv;
 	f = bits_f32(c->factor);
 	lo = bits_f32(c->low_freq_factor);
@@ -413,7 +413,7 @@ static void rope_case(uint32_t t, uint32_t heads, uint32_t hd, uint32_t gap,
 		.theta = f32_bits(llama3 ? 500000.0f : 10000.0f),
 	};
 	if (llama3) {
-		c.cmd.scaling = RBLN_ROPE_LLAMA3;
+		c.cmd.scaling = RBLN_ROPE_SCALING_LLAMA3;
 		c.cmd.factor = f32_bits(32.0f);
 		c.cmd.low_freq_factor = f32_bits(1.0f);
 		c.cmd.high_freq_factor = f32_bits(4.0f);
