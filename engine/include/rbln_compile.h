@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rbln-compile: a Hugging Face Llama checkpoint in, a compiled model
+ * directory out.
+ *
+ * The compiled directory holds everything the runtime needs and nothing it
+ * has to derive again: rbln_config.json (the compile parameters, resolved
+ * and validated), the model's config/tokenizer/template files copied
+ * verbatim, and per tensor-parallel rank a weight file laid out for the
+ * device kernels and one command-stream program per step shape (prefill and
+ * decoder_batch_N).  Documentation/engine-guide.md describes the format.
+ *
+ * The parameters and their rules are those of the RBLN SDK's
+ * RBLNLlamaForCausalLM.from_pretrained(rbln_*=...) (see the tutorials),
+ * minus the limits that only exist for the real chip's memory sizes.
+ */
+#ifndef RBLN_COMPILE_H
+#define RBLN_COMPILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rbln_config.h"
+#include "rbln_dtype.h"
+#include "rbln_error.h"
+
+#define RBLN_MAX_DECODER_BATCHES 16
+#define RBLN_MAX_TENSOR_PARALLEL 64
+/* rbln_config.json "format": bumped on any incompatible change. */
+#define RBLN_COMPILED_FORMAT 1
+
+/*
+ * What the user asked for.  Zero (or an empty list, or RBLN_DTYPE_UNKNOWN)
+ * means "the default", which rbln_compile_resolve() fills in.
+ */
+struct rbln_compile_options {
+	uint32_t tensor_parallel_size;		/* default 1 */
+	uint32_t batch_size;			/* default 1 */
+	uint32_t max_seq_len;			/* default max_position_embeddings */
+	uint32_t kvcache_partition_len;		/* default: none (eager attention) */
+	uint32_t kvcache_block_size;		/* default: partition len, else max_seq_len */
+	uint32_t kvcache_num_blocks;		/* default: batch_size full sequences */
+	uint32_t decoder_batch_sizes[RBLN_MAX_DECODER_BATCHES];
+	size_t n_decoder_batch_sizes;		/* default: { batch_size } */
+	uint32_t prefill_chunk_size;		/* default 128 */
+	enum rbln_dtype dtype;			/* weights; default: the checkpoint's */
+	enum rbln_dtype kv_cache_dtype;		/* default float32 */
+	bool dummy_weights;			/* random weights from config.json alone */
+	uint64_t dummy_seed;			/* their seed */
+	bool progress;				/* progress bar on stderr (a terminal) */
+};
+
+enum rbln_attn_impl {
+	RBLN_ATTN_EAGER,	/* one KV partition of max_seq_len; block = max_seq_len */
+	RBLN_ATTN_FLASH,	/* partitions of kvcache_partition_len; block = partition */
+};
+
+/* The resolved parameters: what rbln_config.json records. */
+struct rbln_compiled_config {
+	uint32_t format;
+	uint32_t tensor_parallel_size;
+	uint32_t batch_size;
+	uint32_t max_seq_len;
+	enum rbln_attn_impl attn_impl;
+	uint32_t kvcache_partition_len;		/* max_seq_len in eager mode */
+	uint32_t kvcache_block_size;
+	uint32_t kvcache_num_blocks;
+	uint32_t decoder_batch_sizes[RBLN_MAX_DECODER_BATCHES];	/* descending */
+	size_t n_decoder_batch_sizes;
+	uint32_t prefill_chunk_size;
+	enum rbln_dtype dtype;
+	enum rbln_dtype kv_cache_dtype;
+	bool dummy_weights;
+	uint64_t compile_id;			/* ties the files of one compile together */
+	struct rbln_llama_config model;		/* config.json as compiled */
+};
+
+/*
+ * Applies the defaults and every rule to `opt` for this model; on success
+ * `out` holds the parameters to compile with.  Errors name the parameter
+ * by its command-line spelling (--kvcache-partition-len ...).
+ */
+int rbln_compile_resolve(const struct rbln_llama_config *model,
+			 const struct rbln_compile_options *opt,
+			 struct rbln_compiled_config *out, struct rbln_error *err);
+
+/*
+ * Compiles HF_DIR into OUT_DIR (created if missing; an existing compiled
+ * directory is replaced file by file, rbln_config.json last, so a partial
+ * result is never mistaken for a complete one).
+ */
+int rbln_compile(const char *hf_dir, const char *out_dir,
+		 const struct rbln_compile_options *opt, struct rbln_error *err);
+
+/* Reads and validates DIR/rbln_config.json and DIR/config.json. */
+int rbln_compiled_config_load(const char *dir, struct rbln_compiled_config *cc,
+			      struct rbln_error *err);
+
+/* Parses a decoder batch-size list such as "8,4,1" into opt. */
+int rbln_compile_parse_batch_sizes(const char *text, struct rbln_compile_options *opt,
+				   struct rbln_error *err);
+
+/* "eager" / "flash_attn", as rbln_config.json spells them. */
+const char *rbln_attn_impl_name(enum rbln_attn_impl a);
+
+#endif

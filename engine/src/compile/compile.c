@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rbln_compile(): the whole compile of a checkpoint directory.
+ *
+ * Order matters for crash safety: an existing rbln_config.json is removed
+ * first and the new one written last, and every other file is written
+ * under a temporary name and renamed, so a directory is either complete
+ * or visibly not a compiled model.
+ */
+#include "rbln_compile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compile/program_build.h"
+#include "compile/progress.h"
+#include "compile/weights_build.h"
+#include "program/compiled_config.h"
+#include "rbln_weights.h"
+#include "util/file.h"
+
+/* The files of a checkpoint the runtime and the tools read besides the weights. */
+static const char *const model_files[] = {
+	"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+	"special_tokens_map.json", "chat_template.jinja", "tokenizer.model",
+};
+
+static int make_dir(const char *path, struct rbln_error *err)
+{
+	struct stat st;
+
+	if (!mkdir(path, 0755))
+		return 0;
+	if (errno == EEXIST && !stat(path, &st) && S_ISDIR(st.st_mode))
+		return 0;
+	return rbln_error_set(err, -errno, "%s: cannot create directory: %s", path,
+			      strerror(errno));
+}
+
+static int copy_file(const char *src, const char *dst, struct rbln_error *err)
+{
+	char *data = NULL, tmp[4096];
+	size_t len = 0;
+	FILE *f;
+	int rc = rbln_file_read(src, &data, &len, err);
+
+	if (rc)
+		return rc;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", dst);
+	f = fopen(tmp, "wb");
+	if (!f || fwrite(data, 1, len, f) != len || fclose(f)) {
+		rc = rbln_error_set(err, -errno, "%s: cannot write: %s", tmp, strerror(errno));
+		if (f)
+			unlink(tmp);
+	} else if (rename(tmp, dst)) {
+		rc = rbln_error_set(err, -errno, "%s: cannot rename: %s", tmp, strerror(errno));
+	}
+	free(data);
+	return rc;
+}
+
+static int copy_model_files(const char *hf_dir, const char *out_dir, struct rbln_error *err)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < sizeof(model_files) / sizeof(model_files[0]) && !rc; i++) {
+		char *src = rbln_path_join(hf_dir, model_files[i]);
+		char *dst = rbln_path_join(out_dir, model_files[i]);
+
+		if (!src || !dst)
+			rc = rbln_error_set(err, -ENOMEM, "out of memory");
+		else if (rbln_file_exists(src))
+			rc = copy_file(src, dst, err);
+		free(src);
+		free(dst);
+	}
+	return rc;
+}
+
+static uint64_t new_compile_id(void)
+{
+	uint64_t id = 0;
+
+	if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+		id = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	return id;
+}
+
+static int compile_rank(const struct rbln_compiled_config *cc, uint32_t rank,
+			const struct weight_source *src, const char *out_dir,
+			struct progress *pg, struct rbln_error *err)
+{
+	struct layout_program progs[RBLN_MAX_DECODER_BATCHES + 1];
+	struct layout_shape s;
+	struct layout_buffers bufs;
+	char *dir = NULL, *path = NULL;
+	uint32_t i, n;
+	int rc;
+
+	rc = layout_shape(cc, rank, &s, err);
+	if (rc)
+		return rc;
+	if (layout_buffers(cc, &s, &bufs) || asprintf(&dir, "%s/rank_%u", out_dir, rank) < 0)
+		return rbln_error_set(err, -ENOMEM, "out of memory");
+	rc = make_dir(dir, err);
+	if (rc)
+		goto out;
+	progress_label(pg, "rank %u/%u: weights", rank + 1, cc->tensor_parallel_size);
+	if (asprintf(&path, "%s/weights.bin", dir) < 0) {
+		path = NULL;
+		rc = rbln_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = weights_build(cc, &s, src, path, pg, err);
+	n = layout_programs(cc, progs);
+	for (i = 0; i < n && !rc; i++) {
+		struct program_image img;
+
+		progress_label(pg, "rank %u/%u: %s", rank + 1, cc->tensor_parallel_size,
+			       progs[i].name);
+		rc = program_build(cc, &s, &bufs, progs[i].tokens, progs[i].seqs, &img, err);
+		if (rc) {
+			rbln_error_prefix(err, "rank %u %s: ", rank, progs[i].name);
+			break;
+		}
+		free(path);
+		if (asprintf(&path, "%s/%s.rbln", dir, progs[i].name) < 0) {
+			path = NULL;
+			rc = rbln_error_set(err, -ENOMEM, "out of memory");
+		} else {
+			rc = program_file_write(path, &img, err);
+		}
+		program_image_free(&img);
+	}
+out:
+	free(path);
+	free(dir);
+	return rc;
+}
+
+int rbln_compile(const char *hf_dir, const char *out_dir,
+		 const struct rbln_compile_options *opt, struct rbln_error *err)
+{
+	struct rbln_weights *ckpt = NULL;
+	struct rbln_llama_config model;
+	struct rbln_generation_config gen;
+	struct rbln_compiled_config cc;
+	struct weight_source src;
+	struct layout_shape s;
+	struct progress pg;
+	uint64_t total = 0;
+	char *cfg_path;
+	uint32_t r;
+	int rc;
+
+	rc = rbln_llama_config_load(hf_dir, &model, err);
+	if (rc)
+		return rc;
+	rc = rbln_generation_config_load(hf_dir, &gen, err);
+	if (rc)
+		return rc;
+	rc = rbln_compile_resolve(&model, opt, &cc, err);
+	if (rc)
+		return rc;
+	if (!opt->dummy_weights) {
+		rc = rbln_weights_open(hf_dir, &ckpt, err);
+		if (!rc)
+			rc = rbln_weights_check_llama(ckpt, &model, err);
+		if (rc)
+			goto out;
+	}
+	cc.compile_id = new_compile_id();
+	src = (struct weight_source){ .ckpt = ckpt, .seed = opt->dummy_seed, .cfg = &model };
+
+	rc = make_dir(out_dir, err);
+	if (rc)
+		goto out;
+	cfg_path = rbln_path_join(out_dir, "rbln_config.json");
+	if (!cfg_path) {
+		rc = rbln_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (unlink(cfg_path) && errno != ENOENT)
+		rc = rbln_error_set(err, -errno, "%s: cannot remove: %s", cfg_path,
+				    strerror(errno));
+	free(cfg_path);
+	if (!rc)
+		rc = copy_model_files(hf_dir, out_dir, err);
+	if (rc)
+		goto out;
+
+	for (r = 0; r < cc.tensor_parallel_size; r++)
+		if (!layout_shape(&cc, r, &s, NULL))
+			total += weights_build_size(&s);
+	progress_init(&pg, opt->progress ? stdout : NULL, total);
+	for (r = 0; r < cc.tensor_parallel_size && !rc; r++)
+		rc = compile_rank(&cc, r, &src, out_dir, &pg, err);
+	if (!rc)
+		rc = compiled_config_write(out_dir, &cc, err);
+	if (!rc)
+		progress_end(&pg);
+	else if (pg.out)
+		fputc('\n', pg.out);
+out:
+	rbln_weights_close(ckpt);
+	return rc;
+}

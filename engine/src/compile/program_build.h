@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Building one rank's program for one step shape: the whole forward pass of
+ * T token rows of B sequences as one command stream, from the embedding to
+ * the logits and their ARGMAX, with the all-reduces of tensor parallelism
+ * done by the devices themselves (semaphores on shared buffers).
+ */
+#ifndef RBLN_PROGRAM_BUILD_H
+#define RBLN_PROGRAM_BUILD_H
+
+#include "program/files.h"
+#include "program/layout.h"
+#include "rbln_compile.h"
+
+/*
+ * Builds the program of shape (tokens, seqs) for rank s->rank into img
+ * (malloc'd; free with program_image_free()), checked with the device
+ * model's validator against the rank's buffers.
+ */
+int program_build(const struct rbln_compiled_config *cc, const struct layout_shape *s,
+		  const struct layout_buffers *bufs, uint32_t tokens, uint32_t seqs,
+		  struct program_image *img, struct rbln_error *err);
+
+#endif

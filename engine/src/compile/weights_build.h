@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* One rank's weight file: its shards of every tensor, laid out for the kernels. */
+#ifndef RBLN_WEIGHTS_BUILD_H
+#define RBLN_WEIGHTS_BUILD_H
+
+#include "compile/progress.h"
+#include "compile/weight_source.h"
+#include "program/layout.h"
+
+/* The bytes weights_build() writes for a rank (for the progress total). */
+uint64_t weights_build_size(const struct layout_shape *s);
+
+int weights_build(const struct rbln_compiled_config *cc, const struct layout_shape *s,
+		  const struct weight_source *src, const char *path, struct progress *pg,
+		  struct rbln_error *err);
+
+/*
+ * Packs the matrix [n, k] whose row r row_fn gives into the device's
+ * packed 16-column layout of dtype dt (npu_pack_weights()).
+ */
+typedef void (*pack_row_fn)(const void *ctx, int64_t r, enum rbln_dtype dt, void *out);
+int pack16(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, enum rbln_dtype dt,
+	   unsigned char *dst);
+
+#endif
