@@ -91,5 +91,9 @@ extern const struct CMUnitTest conf_invalid_tests[];
 extern const size_t conf_invalid_count;
 extern const struct CMUnitTest conf_leak_tests[];
 extern const size_t conf_leak_count;
+extern const struct CMUnitTest conf_compute_tests[];
+extern const size_t conf_compute_count;
+extern const struct CMUnitTest conf_collective_tests[];
+extern const size_t conf_collective_count;
 
 #endif /* CONFORMANCE_H */

@@ -22,6 +22,8 @@ int main(void)
 		{ conf_concurrency_tests, conf_concurrency_count },
 		{ conf_sync_tests, conf_sync_count },
 		{ conf_invalid_tests, conf_invalid_count },
+		{ conf_compute_tests, conf_compute_count },
+		{ conf_collective_tests, conf_collective_count },
 		{ conf_leak_tests, conf_leak_count },
 	};
 	size_t total = 0;

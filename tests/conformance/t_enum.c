@@ -61,7 +61,7 @@ static void test_enumeration(void **state)
 		assert_true(info.hw_index < CONF_MAX_DEVICES * 4);
 		assert_int_equal(seen[info.hw_index]++, 0);
 		assert_ptr_equal(npu_device_context(fx->dev[i]), fx->ctx);
-		print_message("device %u: %s %s hw %u/%u, %llu MiB, %u engines, node %d, ISA %u.%u\n",
+		print_message("# device %u: %s %s hw %u/%u, %llu MiB, %u engines, node %d, ISA %u.%u\n",
 			      i, info.name, info.path, info.hw_index,
 			      info.device_count,
 			      (unsigned long long)(info.mem_total >> 20),

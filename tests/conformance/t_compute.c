@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The compute commands of ISA 1.1 through libnpu's builders: MATMUL in
+ * both layouts (weights packed with npu_pack_weights()) against float64;
+ * one transformer layer's worth of commands chained in a single stream
+ * (EMBED, RMSNORM, MATMUL, ROPE, KV_WRITE, ATTENTION, SWIGLU, ARGMAX,
+ * TOPK), each result checked against a float64 reference computed from
+ * the device's own inputs to it; and the errors: a shape the builder
+ * refuses, a stream the device rejects (named in the detail), and a run-
+ * time fault of index data (-EIO). Tolerances as in tests/model.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conformance.h"
+
+#define U (1.0 / 16777216.0)
+
+static float frand(void)
+{
+	return (float)((int64_t)(conf_rand() % 2000001) - 1000000) / 1e6f;
+}
+
+static uint16_t to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+static float from_bf16(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static npu_buffer *alloc_map(npu_device *dev, uint64_t size, void **map)
+{
+	npu_buffer *b = conf_alloc(dev, size, 0);
+
+	*map = conf_map(b);
+	memset(*map, 0xff, size);	/* poison: NaN, int32 -1 */
+	return b;
+}
+
+/* c [m, n] = a [m, k] . w [n, k]^T (+ c0), checked element by element. */
+static void check_matmul(const float *c, const float *a, const float *w,
+			 const float *c0, uint32_t m, uint32_t k, uint32_t n)
+{
+	for (uint32_t i = 0; i < m; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			double ref = c0 ? c0[i * n + j] : 0, mag = fabs(ref);
+
+			for (uint32_t x = 0; x < k; x++) {
+				ref += (double)a[i * k + x] * w[j * k + x];
+				mag += fabs((double)a[i * k + x] * w[j * k + x]);
+			}
+			if (!(fabs(c[i * n + j] - ref) <= (k + 2) * U * mag + 1e-30))
+				fail_msg("matmul [%u,%u] %.9g want %.9g", i, j,
+					 c[i * n + j], ref);
+		}
+}
+
+static void test_matmul(void **state)
+{
+	struct fixture *fx = *state;
+	const uint32_t m = 3, k = 37, n = 21;
+	npu_device *dev = fx->dev[fx->count - 1];
+	npu_stream *s = fx->stream[fx->count - 1];
+	float a[3 * 37], w[21 * 37], c0[3 * 21];
+	uint16_t wb[21 * 37];
+	float *pa, *pc, *pc2, *pwf;
+	void *pw, *pwp;
+	npu_buffer *ba, *bc, *bc2, *bw, *bwp, *bwf;
+
+	for (uint32_t i = 0; i < m * k; i++)
+		a[i] = frand();
+	for (uint32_t i = 0; i < n * k; i++) {
+		wb[i] = to_bf16(frand());
+		w[i] = from_bf16(wb[i]);
+	}
+	for (uint32_t i = 0; i < m * n; i++)
+		c0[i] = frand();
+	ba = alloc_map(dev, sizeof(a), (void **)&pa);
+	bc = alloc_map(dev, sizeof(c0), (void **)&pc);
+	bc2 = alloc_map(dev, sizeof(c0), (void **)&pc2);
+	bw = alloc_map(dev, sizeof(wb), &pw);
+	bwp = alloc_map(dev, npu_packed_weights_size(NPU_DTYPE_BF16, n, k),
+			&pwp);
+	bwf = alloc_map(dev, sizeof(w), (void **)&pwf);
+	memcpy(pa, a, sizeof(a));
+	memcpy(pw, wb, sizeof(wb));
+	memcpy(pwf, w, sizeof(w));
+	memcpy(pc2, c0, sizeof(c0));
+	assert_ok(npu_pack_weights(pwp, wb, NPU_DTYPE_BF16, n, k));
+
+	struct npu_matmul mm = {
+		.dst = { bc, 0 }, .a = { ba, 0 }, .w = { bwp, 0 }, .m = m,
+		.k = k, .n = n, .dtype = NPU_DTYPE_BF16,
+		.layout = NPU_LAYOUT_PACKED16,
+	};
+
+	npu_stream_matmul(s, &mm);
+	/* The same product from row-major float32 weights, accumulated. */
+	mm.dst.buf = bc2;
+	mm.w.buf = bwf;
+	mm.dtype = NPU_DTYPE_F32;
+	mm.layout = NPU_LAYOUT_ROWMAJOR;
+	mm.accumulate = 1;
+	npu_stream_matmul(s, &mm);
+	conf_run(s, fx->queue[fx->count - 1]);
+	check_matmul(pc, a, w, NULL, m, k, n);
+	check_matmul(pc2, a, w, c0, m, k, n);
+
+	/* Row-major bfloat16 gives the packed result's bits. */
+	mm = (struct npu_matmul){
+		.dst = { bc2, 0 }, .a = { ba, 0 }, .w = { bw, 0 }, .m = m,
+		.k = k, .n = n, .dtype = NPU_DTYPE_BF16,
+		.layout = NPU_LAYOUT_ROWMAJOR,
+	};
+	npu_stream_matmul(s, &mm);
+	conf_run(s, fx->queue[fx->count - 1]);
+	assert_memory_equal(pc, pc2, sizeof(c0));
+	npu_buffer_free(ba);
+	npu_buffer_free(bc);
+	npu_buffer_free(bc2);
+	npu_buffer_free(bw);
+	npu_buffer_free(bwp);
+	npu_buffer_free(bwf);
+}
+
+/* The tiny layer's dimensions. */
+#define T	5	/* tokens of the prompt */
+#define V	50	/* vocabulary */
+#define D	32	/* hidden */
+#define HQ	4	/* query heads */
+#define HKV	2	/* KV heads */
+#define HD	8	/* head_dim */
+#define BS	4	/* cache block size */
+#define NB	4	/* cache blocks */
+#define FF	12	/* feed-forward width */
+
+/* float64 RMSNORM of one row, as the ISA defines it. */
+static void check_rmsnorm(const float *got, const float *x, const float *w)
+{
+	double ss = 0;
+
+	for (int i = 0; i < D; i++)
+		ss += (double)x[i] * x[i];
+	for (int i = 0; i < D; i++) {
+		double want = x[i] / sqrt(ss / D + 1e-5) * w[i];
+
+		assert_true(fabs(got[i] - want) <= (D / 8 + 8) * U * fabs(want) +
+			    1e-30);
+	}
+}
+
+/*
+ * One layer of a Llama-style model for a 5-token prompt, as one stream:
+ * each command reads what the one before it wrote.
+ */
+static void test_layer_stream(void **state)
+{
+	struct fixture *fx = *state;
+	npu_device *dev = fx->dev[0];
+	npu_stream *s = fx->stream[0];
+	float *table, *emb, *nw, *h, *wq, *wk, *wv, *q, *kk, *vv, *att, *gu, *ff;
+	float *tv, *av;
+	int32_t *ids, *pos, *slots, *seqs, *tab, *ti, *ai;
+	uint16_t *kc, *vc;
+	npu_buffer *b[24];
+	int nb = 0;
+	double ref;
+
+#define ALLOC(ptr, size) (b[nb++] = alloc_map(dev, (size), (void **)&(ptr)))
+	ALLOC(table, V * D * 4);
+	ALLOC(ids, T * 4);
+	ALLOC(emb, T * D * 4);
+	ALLOC(nw, D * 4);
+	ALLOC(h, T * D * 4);
+	ALLOC(wq, HQ * HD * D * 4);
+	ALLOC(wk, HKV * HD * D * 4);
+	ALLOC(wv, HKV * HD * D * 4);
+	ALLOC(q, T * HQ * HD * 4);
+	ALLOC(kk, T * HKV * HD * 4);
+	ALLOC(vv, T * HKV * HD * 4);
+	ALLOC(pos, T * 4);
+	ALLOC(slots, T * 4);
+	ALLOC(kc, NB * BS * HKV * HD * 2);
+	ALLOC(vc, NB * BS * HKV * HD * 2);
+	ALLOC(seqs, 16);
+	ALLOC(tab, NB * 4);
+	ALLOC(att, T * HQ * HD * 4);
+	ALLOC(gu, T * 2 * FF * 4);
+	ALLOC(ff, T * FF * 4);
+	ALLOC(tv, T * 3 * 4);
+	ALLOC(ti, T * 3 * 4);
+	ALLOC(av, T * 4);
+	ALLOC(ai, T * 4);
+#undef ALLOC
+	for (int i = 0; i < V * D; i++)
+		table[i] = frand();
+	for (int i = 0; i < D; i++)
+		nw[i] = 0.5f + (frand() + 1) / 2;
+	for (int i = 0; i < HQ * HD * D; i++)
+		wq[i] = frand();
+	for (int i = 0; i < HKV * HD * D; i++) {
+		wk[i] = frand();
+		wv[i] = frand();
+	}
+	for (int i = 0; i < T; i++) {
+		ids[i] = (int32_t)(conf_rand() % V);
+		pos[i] = i;
+	}
+	/* Blocks 2, 0, 3: tokens 0-3 in block 2, token 4 in block 0. */
+	tab[0] = 2;
+	tab[1] = 0;
+	tab[2] = 3;
+	tab[3] = 1;
+	for (int i = 0; i < T; i++)
+		slots[i] = tab[i / BS] * BS + i % BS;
+	seqs[0] = 0;
+	seqs[1] = T;
+	seqs[2] = T;
+	seqs[3] = 0;
+	for (int i = 0; i < T * 2 * FF; i++)
+		gu[i] = 4 * frand();
+
+	struct npu_attention at = {
+		.out = { b[17], 0 }, .q = { b[8], 0 }, .k_cache = { b[13], 0 },
+		.v_cache = { b[14], 0 }, .seqs = { b[15], 0 },
+		.block_tables = { b[16], 0 }, .rows = T, .num_seqs = 1,
+		.num_blocks = NB, .table_rows = 1, .q_heads = HQ,
+		.kv_heads = HKV, .head_dim = HD, .block_size = BS,
+		.max_blocks = NB, .partition_len = 3, .dtype = NPU_DTYPE_BF16,
+		.scale = 0.35355339f,
+	};
+	npu_buffer *wbuf = conf_alloc(dev, npu_attention_work_size(&at), 0);
+
+	at.work = (struct npu_tensor){ wbuf, 0 };
+	npu_stream_embed(s, &(struct npu_embed){
+		.dst = { b[2], 0 }, .table = { b[0], 0 }, .ids = { b[1], 0 },
+		.tokens = T, .rows = V, .dim = D, .dtype = NPU_DTYPE_F32 });
+	npu_stream_rmsnorm(s, &(struct npu_rmsnorm){
+		.dst = { b[4], 0 }, .src = { b[2], 0 }, .weight = { b[3], 0 },
+		.rows = T, .dim = D, .dtype = NPU_DTYPE_F32, .eps = 1e-5f });
+	npu_stream_matmul(s, &(struct npu_matmul){
+		.dst = { b[8], 0 }, .a = { b[4], 0 }, .w = { b[5], 0 }, .m = T,
+		.k = D, .n = HQ * HD, .dtype = NPU_DTYPE_F32 });
+	npu_stream_matmul(s, &(struct npu_matmul){
+		.dst = { b[9], 0 }, .a = { b[4], 0 }, .w = { b[6], 0 }, .m = T,
+		.k = D, .n = HKV * HD, .dtype = NPU_DTYPE_F32 });
+	npu_stream_matmul(s, &(struct npu_matmul){
+		.dst = { b[10], 0 }, .a = { b[4], 0 }, .w = { b[7], 0 },
+		.m = T, .k = D, .n = HKV * HD, .dtype = NPU_DTYPE_F32 });
+	npu_stream_rope(s, &(struct npu_rope){
+		.x = { b[8], 0 }, .pos = { b[11], 0 }, .tokens = T,
+		.heads = HQ, .head_dim = HD, .theta = 10000.0f });
+	npu_stream_rope(s, &(struct npu_rope){
+		.x = { b[9], 0 }, .pos = { b[11], 0 }, .tokens = T,
+		.heads = HKV, .head_dim = HD, .theta = 10000.0f });
+	npu_stream_kv_write(s, &(struct npu_kv_write){
+		.k_cache = { b[13], 0 }, .v_cache = { b[14], 0 },
+		.k = { b[9], 0 }, .v = { b[10], 0 }, .slots = { b[12], 0 },
+		.num_blocks = NB, .tokens = T, .block_size = BS,
+		.kv_heads = HKV, .head_dim = HD, .dtype = NPU_DTYPE_BF16 });
+	npu_stream_attention(s, &at);
+	npu_stream_swiglu(s, &(struct npu_swiglu){
+		.dst = { b[19], 0 }, .gate = { b[18], 0 },
+		.up = { b[18], FF * 4 }, .rows = T, .n = FF,
+		.gate_stride = 2 * FF, .up_stride = 2 * FF });
+	npu_stream_topk(s, &(struct npu_topk){
+		.values = { b[20], 0 }, .indices = { b[21], 0 },
+		.src = { b[19], 0 }, .rows = T, .n = FF, .k = 3,
+		.index_base = 7 });
+	npu_stream_argmax(s, &(struct npu_topk){
+		.values = { b[22], 0 }, .indices = { b[23], 0 },
+		.src = { b[19], 0 }, .rows = T, .n = FF, .k = 1 });
+	conf_run(s, fx->queue[0]);
+
+	for (int t = 0; t < T; t++) {
+		assert_memory_equal(emb + t * D, table + ids[t] * D, D * 4);
+		check_rmsnorm(h + t * D, emb + t * D, nw);
+	}
+	/* q, k after ROPE: recompute from h, then rotate in float64. */
+	for (int t = 0; t < T; t++)
+		for (int hh = 0; hh < HQ + HKV; hh++)
+			for (int i = 0; i < HD / 2; i++) {
+				const float *w = hh < HQ ? wq : wk;
+				int head = hh < HQ ? hh : hh - HQ;
+				float *out = hh < HQ ? q + (t * HQ + head) * HD :
+					     kk + (t * HKV + head) * HD;
+				double x1 = 0, x2 = 0;
+				float inv = 1.0f / (float)pow(10000.0,
+					(double)((float)(2 * i) / (float)HD));
+				double ang = (float)((float)t * inv);
+
+				for (int d = 0; d < D; d++) {
+					x1 += (double)h[t * D + d] *
+					      w[(head * HD + i) * D + d];
+					x2 += (double)h[t * D + d] *
+					      w[(head * HD + i + HD / 2) * D + d];
+				}
+				ref = x1 * cos(ang) - x2 * sin(ang);
+				assert_true(fabs(out[i] - ref) < 1e-4);
+				ref = x2 * cos(ang) + x1 * sin(ang);
+				assert_true(fabs(out[i + HD / 2] - ref) < 1e-4);
+			}
+	/* The caches hold k and v rounded to bfloat16, at their slots. */
+	for (int t = 0; t < T; t++)
+		for (int i = 0; i < HKV * HD; i++) {
+			assert_int_equal(kc[slots[t] * HKV * HD + i],
+					 to_bf16(kk[t * HKV * HD + i]));
+			assert_int_equal(vc[slots[t] * HKV * HD + i],
+					 to_bf16(vv[t * HKV * HD + i]));
+		}
+	/* Causal attention of each token over the cached bfloat16 values. */
+	for (int t = 0; t < T; t++)
+		for (int hh = 0; hh < HQ; hh++) {
+			int g = hh / (HQ / HKV);
+			double sc[T], m = -INFINITY, sum = 0;
+
+			for (int j = 0; j <= t; j++) {
+				sc[j] = 0;
+				for (int d = 0; d < HD; d++)
+					sc[j] += (double)q[(t * HQ + hh) * HD + d] *
+						 from_bf16(to_bf16(kk[(j * HKV + g) * HD + d]));
+				sc[j] *= 0.35355339f;
+				m = sc[j] > m ? sc[j] : m;
+			}
+			for (int j = 0; j <= t; j++)
+				sum += sc[j] = exp(sc[j] - m);
+			for (int d = 0; d < HD; d++) {
+				ref = 0;
+				for (int j = 0; j <= t; j++)
+					ref += sc[j] * from_bf16(to_bf16(
+						vv[(j * HKV + g) * HD + d]));
+				assert_true(fabs(att[(t * HQ + hh) * HD + d] -
+						 ref / sum) < 1e-4);
+			}
+		}
+	/* SWIGLU, then TOPK and ARGMAX of its rows. */
+	for (int t = 0; t < T; t++) {
+		int best[3] = { -1, -1, -1 };
+
+		for (int i = 0; i < FF; i++) {
+			double g = gu[t * 2 * FF + i], u = gu[t * 2 * FF + FF + i];
+
+			ref = g / (1 + exp(-g)) * u;
+			assert_true(fabs(ff[t * FF + i] - ref) <=
+				    16 * U * fabs(ref) + 1e-30);
+		}
+		for (int r = 0; r < 3; r++)
+			for (int i = 0; i < FF; i++)
+				if (i != best[0] && i != best[1] &&
+				    (best[r] < 0 ||
+				     ff[t * FF + i] > ff[t * FF + best[r]]))
+					best[r] = i;
+		for (int r = 0; r < 3; r++) {
+			assert_int_equal(ti[t * 3 + r], best[r] + 7);
+			assert_memory_equal(&tv[t * 3 + r], &ff[t * FF + best[r]],
+					    4);
+		}
+		assert_int_equal(ai[t], best[0]);
+		assert_memory_equal(&av[t], &tv[t * 3], 4);
+	}
+	for (int i = 0; i < nb; i++)
+		npu_buffer_free(b[i]);
+	npu_buffer_free(wbuf);
+}
+
+static void test_errors(void **state)
+{
+	struct fixture *fx = *state;
+	npu_stream *s = fx->stream[0];
+	npu_buffer *buf = conf_alloc(fx->dev[0], 4096, 0);
+	int32_t *ids = conf_map(buf);
+	npu_fence *f;
+
+	/* A shape whose sizes overflow: the builder's error, sticky. */
+	npu_stream_matmul(s, &(struct npu_matmul){
+		.dst = { buf, 0 }, .a = { buf, 0 }, .w = { buf, 0 },
+		.m = UINT64_MAX / 2, .k = 8, .n = 8 });
+	assert_npu(npu_stream_error(s), -EINVAL);
+	assert_npu(npu_stream_submit(s, fx->queue[0], NULL, 0, &f), -EINVAL);
+	assert_detail_contains("npu_stream_matmul");
+	npu_stream_reset(s);
+
+	/* Weights past the buffer: the device's validation, named. */
+	npu_stream_matmul(s, &(struct npu_matmul){
+		.dst = { buf, 0 }, .a = { buf, 1024 }, .w = { buf, 2048 },
+		.m = 2, .k = 8, .n = 200, .dtype = NPU_DTYPE_F32 });
+	assert_npu(npu_stream_submit(s, fx->queue[0], NULL, 0, &f), -EINVAL);
+	assert_detail_contains("MATMUL");
+	npu_stream_reset(s);
+
+	/* A token id past the table: the job faults, -EIO. */
+	ids[0] = 3;
+	npu_stream_embed(s, &(struct npu_embed){
+		.dst = { buf, 1024 }, .table = { buf, 2048 }, .ids = { buf, 0 },
+		.tokens = 1, .rows = 3, .dim = 4, .dtype = NPU_DTYPE_F32 });
+	f = conf_submit(s, fx->queue[0], NULL, 0);
+	assert_npu(npu_fence_wait(f, CONF_WAIT_NS), -EIO);
+	npu_fence_release(f);
+	npu_stream_reset(s);
+	/* The device goes on: the same command with a good id runs. */
+	ids[0] = 2;
+	npu_stream_embed(s, &(struct npu_embed){
+		.dst = { buf, 1024 }, .table = { buf, 2048 }, .ids = { buf, 0 },
+		.tokens = 1, .rows = 3, .dim = 4, .dtype = NPU_DTYPE_F32 });
+	conf_run(s, fx->queue[0]);
+	npu_buffer_free(buf);
+}
+
+const struct CMUnitTest conf_compute_tests[] = {
+	cmocka_unit_test_setup_teardown(test_matmul, fixture_setup,
+					fixture_teardown),
+	cmocka_unit_test_setup_teardown(test_layer_stream, fixture_setup,
+					fixture_teardown),
+	cmocka_unit_test_setup_teardown(test_errors, fixture_setup,
+					fixture_teardown),
+};
+const size_t conf_compute_count =
+	sizeof(conf_compute_tests) / sizeof(conf_compute_tests[0]);
