@@ -184,8 +184,8 @@ struct rbln_gen_event {
 /*
  * Called on an engine thread for each event of a request, one call at a
  * time per request, in order.  It must not block (it runs between steps)
- * and must not call back into the engine.  Event memory is valid only
- * during the call.
+ * and must not call back into the engine, except release() from the final
+ * event.  Event memory is valid only during the call.
  */
 typedef int (*rbln_gen_event_fn)(void *user, const struct rbln_gen_event *ev);
 
@@ -281,7 +281,9 @@ struct rbln_serving_ops {
 	/*
 	 * Queues a request (FCFS).  On success *out is a handle owned by the
 	 * caller until rbln_serving_ops.release(); every event goes to cb.
-	 * On failure no event is ever delivered.
+	 * *out is written before the first event is delivered (events may
+	 * arrive on engine threads before submit returns).  On failure no
+	 * event is ever delivered.
 	 */
 	int (*submit)(struct rbln_serving_engine *e, const struct rbln_gen_request *req,
 		      rbln_gen_event_fn cb, void *user, struct rbln_gen_handle **out,
@@ -295,7 +297,11 @@ struct rbln_serving_ops {
 	 */
 	void (*cancel)(struct rbln_gen_handle *h);
 
-	/* Gives the handle back; allowed only after the final event. */
+	/*
+	 * Gives the handle back; allowed only after the final event, from any
+	 * thread, including from inside the final event's callback (the
+	 * exception to the callback's rule of not calling into the engine).
+	 */
 	void (*release)(struct rbln_gen_handle *h);
 
 	void (*stats)(struct rbln_serving_engine *e, struct rbln_serving_stats *st);
@@ -308,5 +314,14 @@ struct rbln_serving_ops {
 	 */
 	void (*close)(struct rbln_serving_engine *e);
 };
+
+/*
+ * The engine runtime's table, defined by the runtime library once it
+ * implements this interface; engine/meson.build's runtime block then
+ * declares engine_serving_dep and rbln-serve binds to it
+ * (RBLN_HAVE_ENGINE_RUNTIME); until then rbln-serve says the runtime is
+ * not built.
+ */
+extern const struct rbln_serving_ops rbln_engine_serving_ops;
 
 #endif

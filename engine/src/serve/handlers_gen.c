@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The generating endpoints: KServe infer, generate and generate_stream,
+ * OpenAI completions and chat.  Order of checks: model (404), body (400),
+ * request against the model (400: lengths, parameters), readiness and
+ * shutdown (503), then the engine's queue (503 when full).  A whole answer
+ * suspends the connection until the engine is done; a stream answers 200
+ * at once and sends events as they come.
+ */
+#include "http.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "request.h"
+#include "request_build.h"
+
+static bool openai_route(enum serve_route_kind k)
+{
+	return k == SERVE_R_V1_COMPLETIONS || k == SERVE_R_V1_CHAT;
+}
+
+static enum MHD_Result respond_job(struct serve_conn *cx, struct MHD_Connection *c)
+{
+	struct rbln_strbuf body = { 0 };
+	const char *ctype;
+	unsigned status;
+	size_t json_len;
+	char len_text[24];
+	enum MHD_Result ret;
+
+	if (serve_job_response(cx->job, &status, &body, &ctype, &json_len)) {
+		rbln_strbuf_free(&body);
+		return serve_http_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory",
+					openai_route(cx->route.kind));
+	}
+	snprintf(len_text, sizeof(len_text), "%zu", json_len);
+	/* binary tensor data follows the JSON: say where the JSON ends */
+	ret = serve_http_reply(c, status, ctype, body.data ? body.data : "", body.len,
+			       json_len < body.len ? "Inference-Header-Content-Length" : NULL,
+			       len_text);
+	rbln_strbuf_free(&body);
+	return ret;
+}
+
+static enum MHD_Result start_stream(struct serve_conn *cx, struct MHD_Connection *c)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, serve_job_read, cx->job,
+					      serve_job_response_done);
+	if (!r)
+		return MHD_NO;
+	serve_job_get(cx->job);	/* the response's reference */
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream; charset=utf-8");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* The model an OpenAI request names (or the only one served). */
+static struct serve_model *openai_model(struct serve_server *s, const struct serve_request *r,
+					char *msg, size_t len, unsigned *status)
+{
+	struct serve_model *m;
+
+	if (!r->model) {
+		if (s->n_models == 1)
+			return &s->models[0];
+		snprintf(msg, len, "field 'model' is required: %zu models are served", s->n_models);
+		*status = MHD_HTTP_BAD_REQUEST;
+		return NULL;
+	}
+	m = serve_server_model(s, r->model, NULL);
+	if (!m) {
+		snprintf(msg, len, "The model `%.200s` does not exist.", r->model);
+		*status = MHD_HTTP_NOT_FOUND;
+	}
+	return m;
+}
+
+static size_t header_length(struct MHD_Connection *c, size_t body_len)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    "Inference-Header-Content-Length");
+	char *end;
+	unsigned long long v;
+
+	if (!h)
+		return body_len;
+	v = strtoull(h, &end, 10);
+	/* a bad value reads as larger than the body: the parser reports it */
+	if (end == h || *end)
+		return body_len + 1;
+	return (size_t)v;
+}
+
+static int parse(struct serve_conn *cx, struct MHD_Connection *c, struct serve_model *m,
+		 struct serve_request *r, struct rbln_error *err)
+{
+	const char *body = cx->body.data ? cx->body.data : "";
+	size_t len = cx->body.len;
+
+	switch (cx->route.kind) {
+	case SERVE_R_GENERATE:
+	case SERVE_R_GENERATE_STREAM:
+		return serve_parse_generate(&m->entry->config, body, len,
+					    cx->route.kind == SERVE_R_GENERATE_STREAM, r, err);
+	case SERVE_R_INFER:
+		return serve_parse_infer(&m->entry->config, body, len, header_length(c, len), r,
+					 err);
+	case SERVE_R_V1_COMPLETIONS:
+		return serve_parse_completions(body, len, r, err);
+	default:
+		return serve_parse_chat(body, len, r, err);
+	}
+}
+
+enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connection *c)
+{
+	struct serve_server *s = cx->srv;
+	bool openai = openai_route(cx->route.kind);
+	struct rbln_error err = { 0 };
+	struct serve_request r;
+	struct serve_built b;
+	struct serve_model *m = NULL;
+	const union MHD_ConnectionInfo *ci;
+	char msg[RBLN_ERROR_MSG_MAX];
+	unsigned status = 0;
+	int rc;
+
+	if (cx->job) {
+		/* resumed: the engine finished */
+		if (!serve_job_wait(cx->job))
+			return MHD_YES;
+		return respond_job(cx, c);
+	}
+	if (!openai) {
+		m = serve_server_model(s, cx->route.model, cx->route.version);
+		if (!m) {
+			if (*cx->route.version)
+				snprintf(msg, sizeof(msg), "Request for unknown model: '%s' version %s "
+					 "is not found", cx->route.model, cx->route.version);
+			else
+				snprintf(msg, sizeof(msg), "Request for unknown model: '%s' is not "
+					 "found", cx->route.model);
+			return serve_http_error(c, MHD_HTTP_NOT_FOUND, msg, false);
+		}
+	}
+	/* OpenAI bodies name their model; KServe bodies are read against the model's config. */
+	rc = openai ? parse(cx, c, NULL, &r, &err) : parse(cx, c, m, &r, &err);
+	if (rc)
+		return serve_http_error(c, serve_http_status(rc), err.msg, openai);
+	if (openai) {
+		m = openai_model(s, &r, msg, sizeof(msg), &status);
+		if (!m) {
+			serve_request_free(&r);
+			return serve_http_error(c, status, msg, true);
+		}
+	}
+	rc = serve_request_build(&m->text, &r, &b, &err);
+	if (rc) {
+		serve_request_free(&r);
+		return serve_http_error(c, serve_http_status(rc), err.msg, openai);
+	}
+	if (atomic_load(&s->draining) || serve_model_state(m) != SERVE_MODEL_READY) {
+		if (atomic_load(&s->draining))
+			snprintf(msg, sizeof(msg), "the server is shutting down");
+		else
+			snprintf(msg, sizeof(msg), "model '%s' is not ready: %s", m->name,
+				 serve_model_state(m) == SERVE_MODEL_LOADING ? "still loading"
+									    : m->reason);
+		atomic_fetch_add(&m->metrics.failure[SERVE_FAIL_REJECTED], 1);
+		serve_built_free(&b);
+		serve_request_free(&r);
+		return serve_http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, msg, openai);
+	}
+	cx->job = serve_job_new(s, m, &r, &b, &err);
+	if (!cx->job) {
+		serve_built_free(&b);
+		serve_request_free(&r);
+		return serve_http_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, err.msg, openai);
+	}
+	rc = serve_job_submit(cx->job, &err);
+	if (rc) {
+		if (rc == -EBUSY || rc == -EAGAIN)
+			snprintf(msg, sizeof(msg), "the waiting queue of model '%s' is full (%u "
+				 "requests): try again later", m->name, m->max_waiting);
+		else
+			snprintf(msg, sizeof(msg), "%s", err.msg);
+		return serve_http_error(c, serve_http_status(rc), msg, openai);
+	}
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	serve_job_attach(cx->job, c, ci ? ci->connect_fd : -1);
+	if (serve_job_sse(cx->job))
+		return start_stream(cx, c);
+	if (!serve_job_wait(cx->job))
+		return MHD_YES;
+	return respond_job(cx, c);
+}

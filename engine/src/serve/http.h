@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* What the HTTP service's files share: the per-request context and reply helpers. */
+#ifndef RBLN_SERVE_HTTP_H
+#define RBLN_SERVE_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+#include <microhttpd.h>
+
+#include "responses.h"
+#include "router.h"
+#include "server.h"
+#include "util/strbuf.h"
+
+#ifndef RBLN_SERVE_VERSION
+#define RBLN_SERVE_VERSION "0.0.0"
+#endif
+
+/* One HTTP request (libmicrohttpd's per-request closure). */
+struct serve_conn {
+	struct serve_server *srv;
+	struct serve_route route;
+	bool method_ok;
+	struct rbln_strbuf body;
+	size_t body_total;		/* bytes received, kept or not */
+	struct serve_job *job;		/* a generation in flight, or NULL */
+};
+
+/* Queues a reply with a body (copied); extra_header may be NULL. */
+enum MHD_Result serve_http_reply(struct MHD_Connection *c, unsigned status,
+				 const char *content_type, const void *data, size_t len,
+				 const char *extra_header, const char *extra_value);
+/* Queues o (and drops it) as application/json. */
+enum MHD_Result serve_http_json(struct MHD_Connection *c, unsigned status, json_object *o);
+/* {"error": msg}, or OpenAI's error object for the /v1 routes. */
+enum MHD_Result serve_http_error(struct MHD_Connection *c, unsigned status, const char *msg,
+				 bool openai);
+/* The HTTP status of a negative errno (Triton's mapping). */
+unsigned serve_http_status(int err);
+
+/* GET endpoints of KServe and /v1/models. */
+enum MHD_Result serve_handle_info(struct serve_conn *cx, struct MHD_Connection *c);
+/* The generating endpoints; called again when a suspended request resumes. */
+enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connection *c);
+
+/* The metrics service's request handler. */
+enum MHD_Result serve_metrics_handler(void *cls, struct MHD_Connection *c, const char *url,
+				      const char *method, const char *version,
+				      const char *upload_data, size_t *upload_data_size,
+				      void **con_cls);
+
+#endif

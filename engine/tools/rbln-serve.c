@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rbln-serve: Triton/KServe- and OpenAI-compatible serving of compiled
+ * Llama models on RBLN NPUs.  Reads a Triton model repository laid out as
+ * in the RBLN tutorial (or one model path), loads every model through the
+ * engine runtime, and serves HTTP on 8000 and Prometheus metrics on 8002.
+ * SIGTERM (or SIGINT) stops accepting, finishes in-flight requests and
+ * exits 0; a second signal cancels what still runs.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rbln_serving.h"
+#include "serve/repository.h"
+#include "serve/served_model.h"
+#include "serve/server.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rbln-serve --model-repository DIR [options]\n"
+		"       rbln-serve --model PATH [options]\n"
+		"\n"
+		"Serves LLMs over KServe v2 (Triton's HTTP API, with generate and\n"
+		"generate_stream) and OpenAI's /v1 API, with Prometheus metrics.\n"
+		"\n"
+		"  --model-repository DIR    a Triton model repository: DIR/<name>/config.pbtxt\n"
+		"                            and DIR/<name>/<version>/model.json\n"
+		"  --model PATH              serve one model: a compiled directory or a Hugging\n"
+		"                            Face checkpoint (compiled on first load)\n"
+		"  --served-model-name NAME  its name (default: PATH's last component)\n"
+		"  --max-num-seqs N, --max-model-len N, --max-num-batched-tokens N,\n"
+		"  --block-size N, --tensor-parallel-size N, --tokenizer DIR, --seed N\n"
+		"                            with --model: what model.json would say\n"
+		"  --host ADDR               listen address (default 0.0.0.0)\n"
+		"  --http-port N             HTTP port (default 8000)\n"
+		"  --metrics-port N          metrics port (default 8002)\n"
+		"  --allow-metrics BOOL      serve metrics (default true)\n"
+		"  --http-threads N          HTTP threads (default 4)\n"
+		"  --http-max-input-size N   largest request body in bytes (default 67108864)\n"
+		"  --max-queue-size N        requests waiting per model before 503 (default\n"
+		"                            1024; config.pbtxt's default_queue_policy wins)\n"
+		"  --request-timeout-us N    deadline of requests that set none (default none)\n"
+		"  --drain-timeout S         on SIGTERM, seconds to let requests finish before\n"
+		"                            cancelling them (default: no limit)\n"
+		"  --check                   read and check the models, print them, and exit\n"
+		"  --grpc-port N, --allow-grpc BOOL\n"
+		"                            accepted for tritonserver's command lines; gRPC is\n"
+		"                            not available yet\n"
+		"  -h, --help                this help\n");
+}
+
+enum {
+	OPT_REPO = 256, OPT_MODEL, OPT_NAME, OPT_SEQS, OPT_LEN, OPT_BATCHED, OPT_BLOCK, OPT_TP,
+	OPT_TOKENIZER, OPT_SEED, OPT_HOST, OPT_HTTP_PORT, OPT_METRICS_PORT, OPT_ALLOW_METRICS,
+	OPT_THREADS, OPT_MAX_INPUT, OPT_MAX_QUEUE, OPT_TIMEOUT, OPT_DRAIN, OPT_CHECK,
+	OPT_GRPC_PORT, OPT_ALLOW_GRPC,
+};
+
+struct args {
+	const char *repo;
+	struct serve_model_json mj;	/* --model and its engine arguments */
+	const char *name;
+	struct serve_options opt;
+	long drain_s;
+	bool check;
+	bool grpc_asked;
+};
+
+static int num(const char *flag, const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (end == s || *end || errno || v < min || v > max) {
+		fprintf(stderr, "rbln-serve: %s must be an integer in [%lld, %lld], got '%s'\n",
+			flag, min, max, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int boolean(const char *flag, const char *s, bool *out)
+{
+	if (!strcmp(s, "true") || !strcmp(s, "1")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(s, "false") || !strcmp(s, "0")) {
+		*out = false;
+		return 0;
+	}
+	fprintf(stderr, "rbln-serve: %s must be true or false, got '%s'\n", flag, s);
+	return -1;
+}
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	static const struct option opts[] = {
+		{ "model-repository", required_argument, NULL, OPT_REPO },
+		{ "model", required_argument, NULL, OPT_MODEL },
+		{ "served-model-name", required_argument, NULL, OPT_NAME },
+		{ "max-num-seqs", required_argument, NULL, OPT_SEQS },
+		{ "max-model-len", required_argument, NULL, OPT_LEN },
+		{ "max-num-batched-tokens", required_argument, NULL, OPT_BATCHED },
+		{ "block-size", required_argument, NULL, OPT_BLOCK },
+		{ "tensor-parallel-size", required_argument, NULL, OPT_TP },
+		{ "tokenizer", required_argument, NULL, OPT_TOKENIZER },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "host", required_argument, NULL, OPT_HOST },
+		{ "http-port", required_argument, NULL, OPT_HTTP_PORT },
+		{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
+		{ "allow-metrics", required_argument, NULL, OPT_ALLOW_METRICS },
+		{ "http-threads", required_argument, NULL, OPT_THREADS },
+		{ "http-max-input-size", required_argument, NULL, OPT_MAX_INPUT },
+		{ "max-queue-size", required_argument, NULL, OPT_MAX_QUEUE },
+		{ "request-timeout-us", required_argument, NULL, OPT_TIMEOUT },
+		{ "drain-timeout", required_argument, NULL, OPT_DRAIN },
+		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "grpc-port", required_argument, NULL, OPT_GRPC_PORT },
+		{ "allow-grpc", required_argument, NULL, OPT_ALLOW_GRPC },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long long v;
+	bool b;
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	serve_options_default(&a->opt);
+	a->drain_s = -1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_REPO: a->repo = optarg; break;
+		case OPT_MODEL:
+			free(a->mj.model);
+			a->mj.model = strdup(optarg);
+			break;
+		case OPT_NAME: a->name = optarg; break;
+		case OPT_SEQS: case OPT_LEN: case OPT_BATCHED: case OPT_BLOCK: case OPT_TP:
+			if (num(argv[optind - 2], optarg, 1, INT32_MAX, &v))
+				return 2;
+			*(c == OPT_SEQS ? &a->mj.max_num_seqs : c == OPT_LEN ? &a->mj.max_model_len
+			  : c == OPT_BATCHED ? &a->mj.max_num_batched_tokens
+			  : c == OPT_BLOCK ? &a->mj.block_size : &a->mj.tensor_parallel_size) = v;
+			break;
+		case OPT_TOKENIZER:
+			free(a->mj.tokenizer);
+			a->mj.tokenizer = strdup(optarg);
+			break;
+		case OPT_SEED:
+			if (num("--seed", optarg, INT64_MIN, INT64_MAX, &v))
+				return 2;
+			a->mj.has_seed = true;
+			a->mj.seed = v;
+			break;
+		case OPT_HOST: a->opt.host = optarg; break;
+		case OPT_HTTP_PORT: case OPT_METRICS_PORT: case OPT_GRPC_PORT:
+			if (num(c == OPT_HTTP_PORT ? "--http-port" : c == OPT_METRICS_PORT
+				? "--metrics-port" : "--grpc-port", optarg, 0, 65535, &v))
+				return 2;
+			if (c == OPT_HTTP_PORT)
+				a->opt.http_port = (unsigned)v;
+			else if (c == OPT_METRICS_PORT)
+				a->opt.metrics_port = (unsigned)v;
+			else
+				a->grpc_asked = true;
+			break;
+		case OPT_ALLOW_METRICS:
+			if (boolean("--allow-metrics", optarg, &a->opt.allow_metrics))
+				return 2;
+			break;
+		case OPT_ALLOW_GRPC:
+			if (boolean("--allow-grpc", optarg, &b))
+				return 2;
+			a->grpc_asked = b;
+			break;
+		case OPT_THREADS:
+			if (num("--http-threads", optarg, 1, 256, &v))
+				return 2;
+			a->opt.http_threads = (unsigned)v;
+			break;
+		case OPT_MAX_INPUT:
+			if (num("--http-max-input-size", optarg, 1, (long long)1 << 40, &v))
+				return 2;
+			a->opt.max_input_size = (size_t)v;
+			break;
+		case OPT_MAX_QUEUE:
+			if (num("--max-queue-size", optarg, 1, INT32_MAX, &v))
+				return 2;
+			a->opt.max_queue_size = (uint32_t)v;
+			break;
+		case OPT_TIMEOUT:
+			if (num("--request-timeout-us", optarg, 0, INT64_MAX / 1000, &v))
+				return 2;
+			a->opt.request_timeout_us = (uint64_t)v;
+			break;
+		case OPT_DRAIN:
+			if (num("--drain-timeout", optarg, 0, 1000000, &v))
+				return 2;
+			a->drain_s = (long)v;
+			break;
+		case OPT_CHECK: a->check = true; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rbln-serve: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!a->repo == !a->mj.model) {
+		fprintf(stderr, "rbln-serve: give exactly one of --model-repository DIR and "
+			"--model PATH\n");
+		usage(stderr);
+		return 2;
+	}
+	if (a->repo && (a->name || a->mj.max_num_seqs || a->mj.max_model_len ||
+			a->mj.max_num_batched_tokens || a->mj.block_size ||
+			a->mj.tensor_parallel_size || a->mj.tokenizer || a->mj.has_seed)) {
+		fprintf(stderr, "rbln-serve: engine arguments go into each model's model.json "
+			"with --model-repository (the flags are for --model)\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* The model table Triton prints at startup; `check` shows models read and checked. */
+static void print_table(const struct serve_model *m, size_t n, bool check)
+{
+	size_t wn = 5, wv = 7, ws = 7, i;
+	char line[512];
+
+	for (i = 0; i < n; i++) {
+		const char *st = serve_model_state_name(serve_model_state(&m[i]));
+		size_t l = strlen(st) + (serve_model_state(&m[i]) == SERVE_MODEL_UNAVAILABLE
+					 ? strlen(m[i].reason) + 2 : 0);
+
+		wn = strlen(m[i].name) > wn ? strlen(m[i].name) : wn;
+		wv = strlen(m[i].version) > wv ? strlen(m[i].version) : wv;
+		ws = l > ws ? l : ws;
+	}
+	if (ws > 200)
+		ws = 200;
+	memset(line, '-', sizeof(line));
+	printf("+%.*s+%.*s+%.*s+\n", (int)wn + 2, line, (int)wv + 2, line, (int)ws + 2, line);
+	printf("| %-*s | %-*s | %-*s |\n", (int)wn, "Model", (int)wv, "Version", (int)ws, "Status");
+	printf("+%.*s+%.*s+%.*s+\n", (int)wn + 2, line, (int)wv + 2, line, (int)ws + 2, line);
+	for (i = 0; i < n; i++) {
+		enum serve_model_state st = serve_model_state(&m[i]);
+		char status[256];
+
+		if (st == SERVE_MODEL_UNAVAILABLE)
+			snprintf(status, sizeof(status), "%s: %s", serve_model_state_name(st),
+				 m[i].reason);
+		else if (check)
+			snprintf(status, sizeof(status), "CHECKED");
+		else
+			snprintf(status, sizeof(status), "%s", serve_model_state_name(st));
+		printf("| %-*s | %-*s | %-*.*s |\n", (int)wn, m[i].name, (int)wv, m[i].version,
+		       (int)ws, (int)ws, status);
+	}
+	printf("+%.*s+%.*s+%.*s+\n", (int)wn + 2, line, (int)wv + 2, line, (int)ws + 2, line);
+	fflush(stdout);
+}
+
+static const struct rbln_serving_ops *engine_ops(void)
+{
+#ifdef RBLN_HAVE_ENGINE_RUNTIME
+	return &rbln_engine_serving_ops;
+#else
+	return NULL;
+#endif
+}
+
+/* Waits for SIGTERM/SIGINT, then drains; a second signal cancels what runs. */
+static void serve_until_signal(struct serve_server *s, const sigset_t *set, long drain_s)
+{
+	struct timespec zero = { 0, 0 };
+	time_t give_up;
+	bool cancelled = false;
+	int sig;
+
+	sigwait(set, &sig);
+	printf("rbln-serve: %s: no new requests; waiting for %zu in flight\n",
+	       sig == SIGTERM ? "SIGTERM" : "SIGINT", s->n_jobs);
+	fflush(stdout);
+	give_up = drain_s >= 0 ? time(NULL) + drain_s : 0;
+	while (serve_server_drain(s, 200)) {
+		bool again = sigtimedwait(set, NULL, &zero) > 0;
+
+		if (!cancelled && (again || (give_up && time(NULL) >= give_up))) {
+			printf("rbln-serve: cancelling the requests still running\n");
+			fflush(stdout);
+			serve_server_cancel_all(s);
+			cancelled = true;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const struct rbln_serving_ops *ops = engine_ops();
+	struct serve_repository repo;
+	struct serve_model *models;
+	struct serve_server srv;
+	struct rbln_error err = { 0 };
+	struct args a;
+	sigset_t set;
+	size_t i;
+	int rc;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc;
+	if (a.repo) {
+		rc = serve_repository_load(a.repo, &repo, &err);
+	} else {
+		char *copy = strdup(a.mj.model);
+		const char *name = a.name ? a.name : basename(copy);
+
+		a.mj.file = strdup("command line");
+		rc = serve_repository_single(name, &a.mj, &repo, &err);
+		free(copy);
+	}
+	serve_model_json_free(&a.mj);
+	if (rc) {
+		fprintf(stderr, "rbln-serve: %s\n", err.msg);
+		return 1;
+	}
+	models = calloc(repo.n, sizeof(*models));
+	if (!models)
+		return 1;
+	for (i = 0; i < repo.n; i++) {
+		rc = serve_model_prepare(&models[i], &repo.models[i], &err);
+		if (rc) {
+			fprintf(stderr, "rbln-serve: model '%s': %s\n", repo.models[i].name, err.msg);
+			return 1;
+		}
+	}
+	if (a.check) {
+		print_table(models, repo.n, true);
+		printf("rbln-serve: %zu model%s checked (--check: not started)\n", repo.n,
+		       repo.n == 1 ? "" : "s");
+		return 0;
+	}
+	if (!ops) {
+		fprintf(stderr, "rbln-serve: engine runtime not built: the model repository was "
+			"read and checked, but models cannot be loaded or served until the "
+			"engine runtime exists (rbln-serve --check validates a repository)\n");
+		return 1;
+	}
+	/* Every thread started from here on inherits the blocked signals. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	for (i = 0; i < repo.n; i++) {
+		if (serve_model_start(&models[i], ops, a.opt.max_queue_size, &err)) {
+			print_table(models, repo.n, false);
+			fprintf(stderr, "rbln-serve: model '%s' failed to load: %s\n",
+				models[i].name, err.msg);
+			return 1;
+		}
+	}
+	print_table(models, repo.n, false);
+	rc = serve_server_start(&srv, &a.opt, models, repo.n, &err);
+	if (rc) {
+		fprintf(stderr, "rbln-serve: %s\n", err.msg);
+		return 1;
+	}
+	/* The tutorial's startup lines; gRPC is not offered, and we say so. */
+	printf("gRPC is not available in rbln-serve: nothing listens on port 8001%s\n",
+	       a.grpc_asked ? " (--grpc-port/--allow-grpc ignored)" : "");
+	printf("Started HTTPService at %s:%u\n", a.opt.host, srv.http_port);
+	if (a.opt.allow_metrics)
+		printf("Started Metrics Service at %s:%u\n", a.opt.host, srv.metrics_port);
+	fflush(stdout);
+	serve_until_signal(&srv, &set, a.drain_s);
+	serve_server_stop(&srv);
+	for (i = 0; i < repo.n; i++)
+		serve_model_free(&models[i]);
+	free(models);
+	serve_repository_free(&repo);
+	printf("rbln-serve: stopped\n");
+	return 0;
+}
