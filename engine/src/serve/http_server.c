@@ -243,6 +243,7 @@ int serve_server_start(struct serve_server *s, const struct serve_options *o,
 	s->opt = *o;
 	s->models = models;
 	s->n_models = n_models;
+	s->quiesced_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->idle, NULL);
 	atomic_init(&s->draining, false);
@@ -277,11 +278,16 @@ size_t serve_server_drain(struct serve_server *s, long timeout_ms)
 	size_t left;
 
 	atomic_store(&s->draining, true);
-	if (s->http) {
-		MHD_socket fd = MHD_quiesce_daemon(s->http);
-
-		/* the listening socket is ours to close, after MHD_stop_daemon */
-		(void)fd;
+	if (s->http && s->quiesced_fd < 0) {
+		/*
+		 * MHD stops accepting but leaves the socket listening, so new
+		 * clients would wait in the backlog until we exit; shutting the
+		 * socket down makes the kernel refuse them now.  It is closed only
+		 * after MHD_stop_daemon (MHD's threads may still look at it).
+		 */
+		s->quiesced_fd = MHD_quiesce_daemon(s->http);
+		if (s->quiesced_fd >= 0)
+			shutdown(s->quiesced_fd, SHUT_RDWR);
 	}
 	clock_gettime(CLOCK_REALTIME, &until);
 	if (timeout_ms >= 0) {
@@ -308,6 +314,9 @@ void serve_server_stop(struct serve_server *s)
 {
 	if (s->http)
 		MHD_stop_daemon(s->http);
+	if (s->quiesced_fd >= 0)
+		close(s->quiesced_fd);
+	s->quiesced_fd = -1;
 	if (s->metrics)
 		MHD_stop_daemon(s->metrics);
 	serve_watch_stop(s->watch);

@@ -8,9 +8,9 @@
 #include "pb_schema.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-#define ENUM(id, ...)                                                              \
+#define ENUM(id, name, ...)                                                        \
 	static const char *const id##_values[] = { __VA_ARGS__ };                  \
-	static const struct pb_enum id = { #id, id##_values, N(id##_values) }
+	static const struct pb_enum id = { name, id##_values, N(id##_values) }
 #define MSG(id, ...)                                                               \
 	static const struct pb_field id##_fields[] = { __VA_ARGS__ };              \
 	static const struct pb_message id = { #id, id##_fields, N(id##_fields) }
@@ -36,15 +36,15 @@
 #define MAPM(n, k, m) { .name = n, .type = PB_MAP, .map_key = k, .map_value = PB_MESSAGE, \
 			.message = &m }
 
-ENUM(DataType, "TYPE_INVALID", "TYPE_BOOL", "TYPE_UINT8", "TYPE_UINT16", "TYPE_UINT32",
+ENUM(DataType, "DataType", "TYPE_INVALID", "TYPE_BOOL", "TYPE_UINT8", "TYPE_UINT16", "TYPE_UINT32",
      "TYPE_UINT64", "TYPE_INT8", "TYPE_INT16", "TYPE_INT32", "TYPE_INT64", "TYPE_FP16",
      "TYPE_FP32", "TYPE_FP64", "TYPE_STRING", "TYPE_BF16");
 
 MSG(Resource, S("name"), B("global"), U32("count"));
 MSG(ModelRateLimiter, RM("resources", Resource), U32("priority"));
 
-ENUM(InstanceKind, "KIND_AUTO", "KIND_GPU", "KIND_CPU", "KIND_MODEL");
-ENUM(SecondaryDeviceKind, "KIND_NVDLA");
+ENUM(InstanceKind, "ModelInstanceGroup.Kind", "KIND_AUTO", "KIND_GPU", "KIND_CPU", "KIND_MODEL");
+ENUM(SecondaryDeviceKind, "SecondaryDevice.SecondaryDeviceKind", "KIND_NVDLA");
 MSG(SecondaryDevice, E("kind", SecondaryDeviceKind), I64("device_id"));
 MSG(ModelInstanceGroup, S("name"), E("kind", InstanceKind), I32("count"),
     M("rate_limiter", ModelRateLimiter), RI32("gpus"), RM("secondary_devices", SecondaryDevice),
@@ -52,7 +52,7 @@ MSG(ModelInstanceGroup, S("name"), E("kind", InstanceKind), I32("count"),
 
 MSG(ModelTensorReshape, RI64("shape"));
 
-ENUM(InputFormat, "FORMAT_NONE", "FORMAT_NHWC", "FORMAT_NCHW");
+ENUM(InputFormat, "ModelInput.Format", "FORMAT_NONE", "FORMAT_NHWC", "FORMAT_NCHW");
 MSG(ModelInput, S("name"), E("data_type", DataType), E("format", InputFormat), RI64("dims"),
     M("reshape", ModelTensorReshape), B("is_shape_tensor"), B("allow_ragged_batch"),
     B("optional"), B("is_non_linear_format_io"));
@@ -60,12 +60,12 @@ MSG(ModelOutput, S("name"), E("data_type", DataType), RI64("dims"),
     M("reshape", ModelTensorReshape), S("label_filename"), B("is_shape_tensor"),
     B("is_non_linear_format_io"));
 
-ENUM(BatchInputKind, "BATCH_ELEMENT_COUNT", "BATCH_ACCUMULATED_ELEMENT_COUNT",
+ENUM(BatchInputKind, "BatchInput.Kind", "BATCH_ELEMENT_COUNT", "BATCH_ACCUMULATED_ELEMENT_COUNT",
      "BATCH_ACCUMULATED_ELEMENT_COUNT_WITH_ZERO", "BATCH_MAX_ELEMENT_COUNT_AS_SHAPE",
      "BATCH_ITEM_SHAPE", "BATCH_ITEM_SHAPE_FLATTEN");
 MSG(BatchInput, E("kind", BatchInputKind), RS("target_name"), E("data_type", DataType),
     RS("source_input"));
-ENUM(BatchOutputKind, "BATCH_SCATTER_WITH_INPUT_SHAPE");
+ENUM(BatchOutputKind, "BatchOutput.Kind", "BATCH_SCATTER_WITH_INPUT_SHAPE");
 MSG(BatchOutput, RS("target_name"), E("kind", BatchOutputKind), RS("source_input"));
 
 MSG(Latest, U32("num_versions"));
@@ -75,7 +75,7 @@ MSG(ModelVersionPolicy, M1("latest", Latest, "policy_choice"), M1("all", All, "p
     M1("specific", Specific, "policy_choice"));
 
 MSG(Graph, I32("level"));
-ENUM(ModelPriority, "PRIORITY_DEFAULT", "PRIORITY_MAX", "PRIORITY_MIN");
+ENUM(ModelPriority, "ModelOptimizationPolicy.ModelPriority", "PRIORITY_DEFAULT", "PRIORITY_MAX", "PRIORITY_MIN");
 MSG(Shape, RI64("dim"));
 MSG(LowerBound, I32("batch_size"), MAPM("input", PB_STRING, Shape));
 MSG(GraphSpec, I32("batch_size"), MAPM("input", PB_STRING, Shape),
@@ -91,7 +91,7 @@ MSG(ModelOptimizationPolicy, M("graph", Graph), E("priority", ModelPriority), M(
     M("input_pinned_memory", PinnedMemoryBuffer), M("output_pinned_memory", PinnedMemoryBuffer),
     U32("gather_kernel_buffer_threshold"), B("eager_batching"));
 
-ENUM(TimeoutAction, "REJECT", "DELAY");
+ENUM(TimeoutAction, "ModelQueuePolicy.TimeoutAction", "REJECT", "DELAY");
 MSG(ModelQueuePolicy, E("timeout_action", TimeoutAction), U64("default_timeout_microseconds"),
     B("allow_timeout_override"), U32("max_queue_size"));
 MSG(ModelDynamicBatching, RI32("preferred_batch_size"), U64("max_queue_delay_microseconds"),
@@ -99,7 +99,7 @@ MSG(ModelDynamicBatching, RI32("preferred_batch_size"), U64("max_queue_delay_mic
     M("default_queue_policy", ModelQueuePolicy),
     MAPM("priority_queue_policy", PB_UINT64, ModelQueuePolicy));
 
-ENUM(ControlKind, "CONTROL_SEQUENCE_START", "CONTROL_SEQUENCE_READY", "CONTROL_SEQUENCE_END",
+ENUM(ControlKind, "Control.Kind", "CONTROL_SEQUENCE_START", "CONTROL_SEQUENCE_READY", "CONTROL_SEQUENCE_END",
      "CONTROL_SEQUENCE_CORRID");
 MSG(Control, E("kind", ControlKind), RI32("int32_false_true"), RF32("fp32_false_true"),
     RB("bool_false_true"), E("data_type", DataType));

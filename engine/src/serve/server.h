@@ -42,6 +42,7 @@ struct serve_server {
 	size_t n_models;
 	struct MHD_Daemon *http;
 	struct MHD_Daemon *metrics;
+	int quiesced_fd;		/* the listening socket after a drain began */
 	unsigned http_port;		/* as bound */
 	unsigned metrics_port;
 	struct serve_watch *watch;
