@@ -210,7 +210,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->drain_s = (long)v;
 			break;
 		case OPT_CHECK: a->check = true; break;
-		case 'h': usage(stdout); exit(0);
+		case 'h': usage(stdout); return -1;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -307,11 +307,20 @@ static void serve_until_signal(struct serve_server *s, const sigset_t *set, long
 	}
 }
 
+static void free_models(struct serve_model *models, size_t n)
+{
+	size_t i;
+
+	for (i = 0; models && i < n; i++)
+		serve_model_free(&models[i]);
+	free(models);
+}
+
 int main(int argc, char **argv)
 {
 	const struct rbln_serving_ops *ops = engine_ops();
-	struct serve_repository repo;
-	struct serve_model *models;
+	struct serve_repository repo = { 0 };
+	struct serve_model *models = NULL;
 	struct serve_server srv;
 	struct rbln_error err = { 0 };
 	struct args a;
@@ -320,8 +329,10 @@ int main(int argc, char **argv)
 	int rc;
 
 	rc = parse_args(argc, argv, &a);
-	if (rc)
-		return rc;
+	if (rc) {
+		serve_model_json_free(&a.mj);
+		return rc < 0 ? 0 : rc;	/* -1: --help */
+	}
 	if (a.repo) {
 		rc = serve_repository_load(a.repo, &repo, &err);
 	} else {
@@ -338,26 +349,28 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	models = calloc(repo.n, sizeof(*models));
-	if (!models)
-		return 1;
-	for (i = 0; i < repo.n; i++) {
-		rc = serve_model_prepare(&models[i], &repo.models[i], &err);
-		if (rc) {
-			fprintf(stderr, "rbln-serve: model '%s': %s\n", repo.models[i].name, err.msg);
-			return 1;
+	rc = models ? 0 : 1;
+	for (i = 0; !rc && i < repo.n; i++) {
+		if (serve_model_prepare(&models[i], &repo.models[i], &err)) {
+			fprintf(stderr, "rbln-serve: model '%s': %s\n", repo.models[i].name,
+				err.msg);
+			rc = 1;
 		}
 	}
+	if (rc)
+		goto out;
 	if (a.check) {
 		print_table(models, repo.n, true);
 		printf("rbln-serve: %zu model%s checked (--check: not started)\n", repo.n,
 		       repo.n == 1 ? "" : "s");
-		return 0;
+		goto out;
 	}
 	if (!ops) {
 		fprintf(stderr, "rbln-serve: engine runtime not built: the model repository was "
 			"read and checked, but models cannot be loaded or served until the "
 			"engine runtime exists (rbln-serve --check validates a repository)\n");
-		return 1;
+		rc = 1;
+		goto out;
 	}
 	/* Every thread started from here on inherits the blocked signals. */
 	sigemptyset(&set);
@@ -370,14 +383,15 @@ int main(int argc, char **argv)
 			print_table(models, repo.n, false);
 			fprintf(stderr, "rbln-serve: model '%s' failed to load: %s\n",
 				models[i].name, err.msg);
-			return 1;
+			rc = 1;
+			goto out;
 		}
 	}
 	print_table(models, repo.n, false);
-	rc = serve_server_start(&srv, &a.opt, models, repo.n, &err);
-	if (rc) {
+	if (serve_server_start(&srv, &a.opt, models, repo.n, &err)) {
 		fprintf(stderr, "rbln-serve: %s\n", err.msg);
-		return 1;
+		rc = 1;
+		goto out;
 	}
 	/* The tutorial's startup lines; gRPC is not offered, and we say so. */
 	printf("gRPC is not available in rbln-serve: nothing listens on port 8001%s\n",
@@ -388,10 +402,9 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	serve_until_signal(&srv, &set, a.drain_s);
 	serve_server_stop(&srv);
-	for (i = 0; i < repo.n; i++)
-		serve_model_free(&models[i]);
-	free(models);
-	serve_repository_free(&repo);
 	printf("rbln-serve: stopped\n");
-	return 0;
+out:
+	free_models(models, repo.n);
+	serve_repository_free(&repo);
+	return rc;
 }

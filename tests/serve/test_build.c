@@ -151,7 +151,8 @@ static void test_chat_matches_reference(void **state)
 {
 	json_object *ref = NULL, *cases;
 	size_t n, i, k;
-	char *text = read_text(path_join(model_path("tiny-llama3"), "reference.json"), &n);
+	char *path = path_join(model_path("tiny-llama3"), "reference.json");
+	char *text = read_text(path, &n);
 
 	(void)state;
 	ref = parse_json(text, n);
@@ -176,6 +177,7 @@ static void test_chat_matches_reference(void **state)
 	}
 	json_object_put(ref);
 	free(text);
+	free(path);
 }
 
 static void test_chat_continue_final_message(void **state)
