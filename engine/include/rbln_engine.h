@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine runtime: a compiled model on its devices, and sequences that
+ * advance by steps.
+ *
+ * rbln_engine_open() loads a compiled directory (or compiles a Hugging
+ * Face directory first): one device per tensor-parallel rank, each with
+ * its weights, KV cache and programs uploaded once.  A step runs one
+ * program on every device, one submission per device: the items of a
+ * step are (sequence, n_tokens) pairs, each computing the sequence's next
+ * n_tokens known tokens (a prefill chunk, or the one token of a decode).
+ * Several prefill chunks and decodes share a step.  A sequence whose known
+ * tokens are all computed after the step samples its next token.
+ *
+ * rbln_engine_step() is the built-in scheduler (what rbln-generate uses):
+ * FCFS, decodes first, prefill chunks filling the rest of the prefill
+ * program, the smallest decoder bucket that holds the decodes, preemption
+ * by recompute when the KV cache is full.  A serving scheduler can plan
+ * its own steps and run them with rbln_engine_run().
+ *
+ * Threads: an engine and its sequences are used by one thread at a time.
+ */
+#ifndef RBLN_ENGINE_H
+#define RBLN_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rbln_compile.h"
+#include "rbln_error.h"
+#include "rbln_sample.h"
+
+struct rbln_engine;
+struct rbln_seq;
+
+struct rbln_engine_options {
+	/* Devices by visible index, "0,1,2,3"; NULL: $RBLN_DEVICES, else all. */
+	const char *devices;
+	/* For a Hugging Face directory: how to compile it (NULL: defaults). */
+	const struct rbln_compile_options *compile;
+	/* Where to compile it; NULL: a temporary directory removed at close. */
+	const char *compile_dir;
+};
+
+int rbln_engine_open(const char *model_dir, const struct rbln_engine_options *opt,
+		     struct rbln_engine **out, struct rbln_error *err);
+/* Releases every sequence still held, then the devices. */
+void rbln_engine_close(struct rbln_engine *e);
+
+struct rbln_engine_info {
+	const struct rbln_compiled_config *config;
+	const char *dir;		/* the compiled directory */
+	const char *backend;		/* "emul" or "kernel" */
+	uint32_t n_devices;
+	int64_t eos_ids[RBLN_MAX_EOS_IDS];	/* generation_config.json, else config.json */
+	size_t n_eos_ids;
+	uint32_t kv_blocks_total;
+	uint32_t kv_blocks_free;
+	uint32_t n_waiting;		/* sequences with tokens to compute */
+	uint64_t steps;			/* programs run */
+	uint64_t decode_steps[RBLN_MAX_DECODER_BATCHES];	/* per decoder bucket */
+};
+
+void rbln_engine_get_info(const struct rbln_engine *e, struct rbln_engine_info *info);
+
+/* ------------------------------------------------------------------ */
+/* Sequences                                                           */
+
+#define RBLN_SEQ_KEEP_PROMPT_LOGITS 1u	/* keep the logits after the last prompt token */
+
+enum rbln_seq_end {
+	RBLN_SEQ_RUNNING = 0,		/* not finished */
+	RBLN_SEQ_END_STOP,		/* EOS or a stop_token_ids id (see stop_token) */
+	RBLN_SEQ_END_LENGTH,		/* max_tokens, or max_seq_len reached */
+	RBLN_SEQ_END_ABORT,		/* rbln_seq_abort() */
+};
+
+/*
+ * Adds a sequence (prompt of 1 .. max_seq_len - 1 ids, each below the
+ * vocabulary size).  It starts computing at the next step.
+ */
+int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_prompt,
+		    const struct rbln_sample_params *params, unsigned flags,
+		    struct rbln_seq **out, struct rbln_error *err);
+/* Ends a sequence now (a stop string matched, a client left); frees its KV blocks. */
+void rbln_seq_abort(struct rbln_seq *s);
+/* Frees a sequence (finished or not). */
+void rbln_seq_release(struct rbln_seq *s);
+/* Drops a sequence's KV blocks; it recomputes prompt and output when next scheduled. */
+void rbln_seq_preempt(struct rbln_seq *s);
+
+enum rbln_seq_end rbln_seq_end(const struct rbln_seq *s);
+/* The EOS or stop id that ended it (not in the output), or -1. */
+int32_t rbln_seq_stop_token(const struct rbln_seq *s);
+/* Generated ids so far (the stop token excluded). */
+const int32_t *rbln_seq_output(const struct rbln_seq *s, size_t *n);
+size_t rbln_seq_prompt_len(const struct rbln_seq *s);
+/* Known tokens not yet computed (0 when waiting for nothing). */
+size_t rbln_seq_pending(const struct rbln_seq *s);
+/* Logits after the last prompt token (RBLN_SEQ_KEEP_PROMPT_LOGITS), or NULL. */
+const float *rbln_seq_prompt_logits(const struct rbln_seq *s, size_t *vocab);
+uint32_t rbln_seq_preemptions(const struct rbln_seq *s);
+
+/* ------------------------------------------------------------------ */
+/* Steps                                                               */
+
+struct rbln_step_item {
+	struct rbln_seq *seq;
+	uint32_t n_tokens;		/* 1 .. rbln_seq_pending() */
+};
+
+struct rbln_step_stats {
+	uint32_t tokens;		/* tokens computed */
+	uint32_t items;
+	uint32_t program_tokens;	/* T of the program run */
+	bool prefill;			/* the prefill program (else a decoder bucket) */
+	uint32_t sampled;		/* sequences that got a token */
+	uint64_t ns;			/* wall time of the step */
+};
+
+/*
+ * Runs one step of the given items (distinct, unfinished sequences): the
+ * smallest decoder bucket when every item is one token and they fit,
+ * else the prefill program (the items' tokens must fit its chunk).  KV
+ * blocks are taken as needed: -ENOSPC (and nothing run) when the cache is
+ * full.
+ */
+int rbln_engine_run(struct rbln_engine *e, const struct rbln_step_item *items, size_t n,
+		    struct rbln_step_stats *st, struct rbln_error *err);
+
+/*
+ * Plans and runs one step over the engine's sequences.  Returns the number
+ * of items run, 0 when no sequence has work, or a negative error.
+ */
+int rbln_engine_step(struct rbln_engine *e, struct rbln_step_stats *st, struct rbln_error *err);
+
+/*
+ * The built-in planner alone: fills items (room for batch_size entries)
+ * and returns how many, preempting sequences if the KV cache is full.
+ */
+size_t rbln_engine_plan(struct rbln_engine *e, struct rbln_step_item *items);
+
+#endif

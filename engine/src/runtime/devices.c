@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The devices of a loaded model: rank r runs on visible device r (after
+ * RBLN_DEVICES or the devices option), with a queue and one buffer per
+ * program slot.  Each rank's comm buffer is shared with every other rank
+ * (PRIME import), so the devices' all-reduces read each other's partial
+ * sums and semaphores directly.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "program/isa_emit.h"
+#include "runtime/engine_internal.h"
+
+static int npu_err(struct rbln_error *err, int rc, const char *what, uint32_t rank)
+{
+	const char *detail = npu_error_detail();
+
+	return rbln_error_set(err, rc, "rank %u: %s: %s%s%s", rank, what, npu_strerror(rc),
+			      detail[0] ? ": " : "", detail);
+}
+
+/*
+ * The emulated devices split the machine's cores among all eight of them
+ * by default; a model on fewer devices gets the cores of the idle ones.
+ */
+static unsigned int emul_engines(uint32_t tp)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (getenv("RBLN_EMUL_ENGINES") || cpus < 1)
+		return 0;
+	return (unsigned int)(cpus / tp > 0 ? cpus / tp : 1);
+}
+
+static int open_context(struct rbln_engine *e, const char *devices, struct rbln_error *err)
+{
+	struct npu_context_options o = {
+		.struct_size = sizeof(o),
+		.devices = devices,
+		.emul_engines = emul_engines(e->tp),
+		.emul_devices = e->tp > 8 && !getenv("RBLN_EMUL_DEVICES") ? e->tp : 0,
+	};
+	unsigned int n;
+	int rc;
+
+	rc = npu_context_create(&o, &e->ctx);
+	if (rc)
+		return rbln_error_set(err, rc, "cannot open the devices: %s: %s", npu_strerror(rc),
+				      npu_error_detail());
+	e->backend = npu_backend_name(npu_context_backend(e->ctx));
+	n = npu_device_count(e->ctx);
+	if (n < e->tp)
+		return rbln_error_set(err, -ENODEV, "the model is compiled for %u devices "
+				      "(tensor_parallel_size) but %u %s visible (%s backend%s%s)",
+				      e->tp, n, n == 1 ? "is" : "are", e->backend,
+				      getenv("RBLN_DEVICES") ? ", RBLN_DEVICES=" : "",
+				      getenv("RBLN_DEVICES") ? getenv("RBLN_DEVICES") : "");
+	return 0;
+}
+
+static int alloc_slot(struct rank *rk, uint32_t slot, uint32_t flags, uint32_t r,
+		      struct rbln_error *err)
+{
+	int rc = npu_buffer_alloc(rk->dev, rk->bufs.size[slot], flags, &rk->buf[slot]);
+
+	if (rc) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "allocating %llu bytes for slot %u",
+			 (unsigned long long)rk->bufs.size[slot], slot);
+		return npu_err(err, rc, what, r);
+	}
+	return 0;
+}
+
+static int open_rank(struct rbln_engine *e, uint32_t r, struct rbln_error *err)
+{
+	struct rank *rk = &e->ranks[r];
+	struct npu_device_info info;
+	void *map;
+	int rc;
+
+	rc = npu_device_open(e->ctx, r, &rk->dev);
+	if (rc)
+		return npu_err(err, rc, "opening the device", r);
+	rc = npu_device_query(rk->dev, &info);
+	if (rc)
+		return npu_err(err, rc, "querying the device", r);
+	if (info.isa_major != 1 || info.isa_minor < 1)
+		return rbln_error_set(err, -ENOTSUP, "rank %u: device %s runs ISA %u.%u; the "
+				      "compute opcodes need 1.1", r, info.path, info.isa_major,
+				      info.isa_minor);
+	rc = npu_queue_create(rk->dev, NPU_PRIORITY_NORMAL, &rk->queue);
+	if (rc)
+		return npu_err(err, rc, "creating a queue", r);
+	rc = layout_shape(&e->cc, r, &rk->shape, err);
+	if (rc)
+		return rc;
+	if (layout_buffers(&e->cc, &rk->shape, &rk->bufs))
+		return rbln_error_set(err, -ENOMEM, "out of memory");
+	if ((rc = alloc_slot(rk, SLOT_WEIGHTS, 0, r, err)) ||
+	    (rc = alloc_slot(rk, SLOT_KV, 0, r, err)) ||
+	    (rc = alloc_slot(rk, SLOT_SCRATCH, 0, r, err)) ||
+	    /* Arguments and logits: host memory the CPU writes and reads each step. */
+	    (rc = alloc_slot(rk, SLOT_IO, NPU_BUFFER_HOST, r, err)))
+		return rc;
+	rc = npu_buffer_map(rk->buf[SLOT_IO], &map);
+	if (rc)
+		return npu_err(err, rc, "mapping the argument buffer", r);
+	rk->io = map;
+	if (e->tp > 1) {
+		rc = alloc_slot(rk, SLOT_COMM + r, 0, r, err);
+		if (rc)
+			return rc;
+		rc = npu_buffer_map(rk->buf[SLOT_COMM + r], &map);
+		if (rc)
+			return npu_err(err, rc, "mapping the comm buffer", r);
+		rk->comm = map;
+	}
+	return 0;
+}
+
+/* Every rank imports every other rank's comm buffer. */
+static int share_comm(struct rbln_engine *e, struct rbln_error *err)
+{
+	uint32_t r, p;
+	int rc;
+
+	for (r = 0; r < e->tp; r++) {
+		for (p = 0; p < e->tp; p++) {
+			if (p == r)
+				continue;
+			rc = npu_buffer_share(e->ranks[p].buf[SLOT_COMM + p], e->ranks[r].dev,
+					      &e->ranks[r].buf[SLOT_COMM + p]);
+			if (rc)
+				return npu_err(err, rc, "importing a peer's comm buffer", r);
+		}
+	}
+	return 0;
+}
+
+static void fill_uses(struct rank *rk)
+{
+	uint32_t i;
+
+	for (i = 0; i < rk->bufs.n_slots; i++) {
+		rk->uses[i].buffer = rk->buf[i];
+		rk->uses[i].access = (rk->bufs.access[i] & EMIT_ACCESS_READ ? NPU_ACCESS_READ : 0) |
+				     (rk->bufs.access[i] & EMIT_ACCESS_WRITE ? NPU_ACCESS_WRITE : 0);
+	}
+}
+
+int ranks_open(struct rbln_engine *e, const char *devices, struct rbln_error *err)
+{
+	uint32_t r;
+	int rc;
+
+	e->tp = e->cc.tensor_parallel_size;
+	e->ranks = calloc(e->tp, sizeof(*e->ranks));
+	if (!e->ranks)
+		return rbln_error_set(err, -ENOMEM, "out of memory");
+	rc = open_context(e, devices, err);
+	for (r = 0; r < e->tp && !rc; r++)
+		rc = open_rank(e, r, err);
+	if (!rc && e->tp > 1)
+		rc = share_comm(e, err);
+	for (r = 0; r < e->tp && !rc; r++)
+		fill_uses(&e->ranks[r]);
+	return rc;
+}
+
+void ranks_close(struct rbln_engine *e)
+{
+	uint32_t r, i;
+
+	for (r = 0; e->ranks && r < e->tp; r++) {
+		struct rank *rk = &e->ranks[r];
+
+		if (rk->fence) {
+			npu_fence_wait(rk->fence, NPU_TIMEOUT_INFINITE);
+			npu_fence_release(rk->fence);
+		}
+	}
+	for (r = 0; e->ranks && r < e->tp; r++) {
+		struct rank *rk = &e->ranks[r];
+
+		/* Imported handles first: they refer to the peers' buffers. */
+		for (i = 0; i < LAYOUT_MAX_SLOTS; i++)
+			if (rk->buf[i] && i >= SLOT_COMM && i != SLOT_COMM + r)
+				npu_buffer_free(rk->buf[i]);
+	}
+	for (r = 0; e->ranks && r < e->tp; r++) {
+		struct rank *rk = &e->ranks[r];
+
+		for (i = 0; i < LAYOUT_MAX_SLOTS; i++)
+			if (rk->buf[i] && (i < SLOT_COMM || i == SLOT_COMM + r))
+				npu_buffer_free(rk->buf[i]);
+		if (rk->cmd)
+			npu_buffer_free(rk->cmd);
+		if (rk->queue)
+			npu_queue_destroy(rk->queue);
+		if (rk->dev)
+			npu_device_close(rk->dev);
+	}
+	free(e->ranks);
+	e->ranks = NULL;
+	if (e->ctx)
+		npu_context_destroy(e->ctx);
+	e->ctx = NULL;
+}

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+/* Sequences and the KV block pool they draw from. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/engine_internal.h"
+
+int kv_pool_init(struct kv_pool *p, uint32_t blocks)
+{
+	uint32_t i;
+
+	p->free_ids = malloc((size_t)blocks * sizeof(*p->free_ids));
+	if (!p->free_ids)
+		return -ENOMEM;
+	/* Hand out low ids first: a small model touches little of the cache. */
+	for (i = 0; i < blocks; i++)
+		p->free_ids[i] = (int32_t)(blocks - 1 - i);
+	p->n_free = p->total = blocks;
+	return 0;
+}
+
+void kv_pool_free(struct kv_pool *p)
+{
+	free(p->free_ids);
+	p->free_ids = NULL;
+}
+
+int32_t kv_pool_take(struct kv_pool *p)
+{
+	return p->n_free ? p->free_ids[--p->n_free] : -1;
+}
+
+void kv_pool_give(struct kv_pool *p, int32_t id)
+{
+	p->free_ids[p->n_free++] = id;
+}
+
+uint32_t seq_blocks_for(const struct rbln_engine *e, size_t n)
+{
+	return (uint32_t)((n + e->cc.kvcache_block_size - 1) / e->cc.kvcache_block_size);
+}
+
+void seq_drop_blocks(struct rbln_seq *s)
+{
+	while (s->n_blocks)
+		kv_pool_give(&s->e->kv, s->blocks[--s->n_blocks]);
+	s->n_computed = 0;
+}
+
+int seq_push_token(struct rbln_seq *s, int32_t id)
+{
+	if (s->n_tokens == s->cap) {
+		size_t ncap = s->cap * 2;
+		int32_t *t = realloc(s->tokens, ncap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		s->tokens = t;
+		s->cap = ncap;
+	}
+	s->tokens[s->n_tokens++] = id;
+	return 0;
+}
+
+int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_prompt,
+		    const struct rbln_sample_params *params, unsigned flags,
+		    struct rbln_seq **out, struct rbln_error *err)
+{
+	struct rbln_sample_params def;
+	struct rbln_seq *s;
+	size_t i;
+	int rc;
+
+	if (!params) {
+		rbln_sample_params_default(&def);
+		params = &def;
+	}
+	if (!n_prompt || n_prompt >= e->cc.max_seq_len)
+		return rbln_error_set(err, -E2BIG, "prompt of %zu tokens: must be 1 to %u "
+				      "(max_seq_len %u leaves room for one new token)", n_prompt,
+				      e->cc.max_seq_len - 1, e->cc.max_seq_len);
+	for (i = 0; i < n_prompt; i++)
+		if (prompt[i] < 0 || (uint32_t)prompt[i] >= e->vocab)
+			return rbln_error_set(err, -EINVAL, "prompt token %zu is %d, not an id of "
+					      "the vocabulary (0 to %u)", i, prompt[i],
+					      e->vocab - 1);
+	rc = rbln_sample_params_check(params, e->vocab, err);
+	if (rc)
+		return rc;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return rbln_error_set(err, -ENOMEM, "out of memory");
+	s->e = e;
+	s->cap = n_prompt + 16;
+	s->tokens = malloc(s->cap * sizeof(*s->tokens));
+	s->blocks = malloc(seq_blocks_for(e, e->cc.max_seq_len) * sizeof(*s->blocks));
+	s->keep_prompt_logits = flags & RBLN_SEQ_KEEP_PROMPT_LOGITS;
+	if (s->keep_prompt_logits)
+		s->prompt_logits = malloc((size_t)e->vocab * sizeof(float));
+	if (!s->tokens || !s->blocks || (s->keep_prompt_logits && !s->prompt_logits) ||
+	    rbln_sampler_new(params, prompt, n_prompt, &s->sampler)) {
+		free(s->tokens);
+		free(s->blocks);
+		free(s->prompt_logits);
+		free(s);
+		return rbln_error_set(err, -ENOMEM, "out of memory");
+	}
+	memcpy(s->tokens, prompt, n_prompt * sizeof(*prompt));
+	s->n_tokens = s->n_prompt = n_prompt;
+	s->params = *params;
+	s->stop_token = -1;
+	s->prev = e->tail;
+	if (e->tail)
+		e->tail->next = s;
+	else
+		e->head = s;
+	e->tail = s;
+	*out = s;
+	return 0;
+}
+
+void rbln_seq_abort(struct rbln_seq *s)
+{
+	if (s->end == RBLN_SEQ_RUNNING)
+		s->end = RBLN_SEQ_END_ABORT;
+	seq_drop_blocks(s);
+}
+
+void rbln_seq_preempt(struct rbln_seq *s)
+{
+	if (s->end != RBLN_SEQ_RUNNING || !s->n_blocks)
+		return;
+	seq_drop_blocks(s);
+	s->preemptions++;
+}
+
+void rbln_seq_release(struct rbln_seq *s)
+{
+	struct rbln_engine *e;
+
+	if (!s)
+		return;
+	e = s->e;
+	seq_drop_blocks(s);
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		e->head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	else
+		e->tail = s->prev;
+	rbln_sampler_free(s->sampler);
+	free(s->tokens);
+	free(s->blocks);
+	free(s->prompt_logits);
+	free(s);
+}
+
+enum rbln_seq_end rbln_seq_end(const struct rbln_seq *s)
+{
+	return s->end;
+}
+
+int32_t rbln_seq_stop_token(const struct rbln_seq *s)
+{
+	return s->stop_token;
+}
+
+const int32_t *rbln_seq_output(const struct rbln_seq *s, size_t *n)
+{
+	*n = s->n_tokens - s->n_prompt;
+	return s->tokens + s->n_prompt;
+}
+
+size_t rbln_seq_prompt_len(const struct rbln_seq *s)
+{
+	return s->n_prompt;
+}
+
+size_t rbln_seq_pending(const struct rbln_seq *s)
+{
+	return s->end == RBLN_SEQ_RUNNING ? s->n_tokens - s->n_computed : 0;
+}
+
+const float *rbln_seq_prompt_logits(const struct rbln_seq *s, size_t *vocab)
+{
+	*vocab = s->e->vocab;
+	return s->has_prompt_logits ? s->prompt_logits : NULL;
+}
+
+uint32_t rbln_seq_preemptions(const struct rbln_seq *s)
+{
+	return s->preemptions;
+}
