@@ -25,6 +25,7 @@
 #include "rbln_device.h"
 #include "rbln_drv.h"
 #include "rbln_gem.h"
+#include "rbln_job.h"
 #include "rbln_queue.h"
 
 #define RBLN_DRIVER_MAJOR	1
@@ -263,9 +264,15 @@ static int __init rbln_init(void)
 	if (ret)
 		return ret;
 
-	ret = platform_driver_register(&rbln_platform_driver);
+	ret = rbln_job_cache_init();
 	if (ret)
 		return ret;
+
+	ret = platform_driver_register(&rbln_platform_driver);
+	if (ret) {
+		rbln_job_cache_fini();
+		return ret;
+	}
 
 	for (i = 0; i < rbln_params.num_devices; i++) {
 		struct platform_device *pdev;
@@ -292,6 +299,7 @@ static int __init rbln_init(void)
 err:
 	rbln_unregister_devices();
 	platform_driver_unregister(&rbln_platform_driver);
+	rbln_job_cache_fini();
 	return ret;
 }
 
@@ -299,6 +307,11 @@ static void __exit rbln_exit(void)
 {
 	rbln_unregister_devices();
 	platform_driver_unregister(&rbln_platform_driver);
+	/* Nothing can hold a buffer object once the devices are gone. */
+	if (rbln_gem_live())
+		pr_err("rbln: leak: %d buffer objects alive at unload\n",
+		       rbln_gem_live());
+	rbln_job_cache_fini();
 }
 
 module_init(rbln_init);
@@ -307,3 +320,4 @@ module_exit(rbln_exit);
 MODULE_AUTHOR("The RBLN NPU model authors");
 MODULE_DESCRIPTION(RBLN_DRIVER_DESC);
 MODULE_LICENSE("GPL");
+MODULE_VERSION("1.0.0");

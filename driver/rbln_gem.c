@@ -19,6 +19,19 @@
 #include "rbln_drv.h"
 #include "rbln_gem.h"
 
+/* Buffer objects alive, for the leak check at unload. */
+static atomic_t rbln_gem_live_count = ATOMIC_INIT(0);
+
+/**
+ * rbln_gem_live() - buffer objects not yet freed
+ *
+ * Return: the count; zero once every device is gone, else objects leaked.
+ */
+int rbln_gem_live(void)
+{
+	return atomic_read(&rbln_gem_live_count);
+}
+
 static void rbln_gem_free(struct drm_gem_object *obj)
 {
 	struct rbln_bo *bo = to_rbln_bo(obj);
@@ -33,6 +46,7 @@ static void rbln_gem_free(struct drm_gem_object *obj)
 	if (bo->charged)
 		rbln_device_uncharge(rdev, bo->charged);
 	drm_gem_shmem_free(&bo->base);
+	atomic_dec(&rbln_gem_live_count);
 }
 
 static const struct drm_gem_object_funcs rbln_gem_funcs = {
@@ -68,6 +82,7 @@ struct drm_gem_object *rbln_gem_create_object(struct drm_device *dev,
 	bo->base.base.funcs = &rbln_gem_funcs;
 	/* The device may write any buffer at any time. */
 	bo->base.pages_mark_dirty_on_put = true;
+	atomic_inc(&rbln_gem_live_count);
 	return &bo->base.base;
 }
 

@@ -37,5 +37,6 @@ struct drm_gem_object *rbln_gem_create_object(struct drm_device *dev,
 bool rbln_gem_is_rbln(struct drm_gem_object *obj);
 void *rbln_gem_kmap(struct drm_gem_object *obj);
 u32 rbln_gem_flags(struct drm_gem_object *obj);
+int rbln_gem_live(void);
 
 #endif /* RBLN_GEM_H */

@@ -74,6 +74,28 @@ static const struct dma_fence_ops rbln_fence_ops = {
 
 static void rbln_job_work(struct work_struct *work);
 
+/* Jobs come from their own cache: objects left at unload are reported. */
+static struct kmem_cache *rbln_job_cache;
+
+/**
+ * rbln_job_cache_init() - create the job cache at module load
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rbln_job_cache_init(void)
+{
+	rbln_job_cache = KMEM_CACHE(rbln_job, 0);
+	return rbln_job_cache ? 0 : -ENOMEM;
+}
+
+/**
+ * rbln_job_cache_fini() - destroy the job cache at module unload
+ */
+void rbln_job_cache_fini(void)
+{
+	kmem_cache_destroy(rbln_job_cache);
+}
+
 /**
  * rbln_job_alloc() - allocate a job and its arrays
  * @rdev: the device
@@ -87,7 +109,7 @@ struct rbln_job *rbln_job_alloc(struct rbln_device *rdev, u32 bo_count,
 {
 	struct rbln_job *job;
 
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	job = kmem_cache_zalloc(rbln_job_cache, GFP_KERNEL);
 	if (!job)
 		return NULL;
 
@@ -111,26 +133,40 @@ struct rbln_job *rbln_job_alloc(struct rbln_device *rdev, u32 bo_count,
 	return job;
 }
 
-static void rbln_job_release(struct kref *kref)
+/*
+ * A job lets go of its buffers and stream when it ends, before its fence
+ * signals: once DRM_RBLN_WAIT says a buffer is idle, no job holds it, and
+ * closing its handle returns the memory at once.
+ */
+static void rbln_job_release_buffers(struct rbln_job *job)
 {
-	struct rbln_job *job = container_of(kref, struct rbln_job, refcount);
-	struct rbln_device *rdev = job->rdev;
 	u32 i;
 
 	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->objs[i]);
+	job->bo_count = 0;
 	for (i = 0; i < job->in_count; i++)
 		dma_fence_put(job->in_fences[i]);
+	job->in_count = 0;
+	kvfree(job->cmd);
+	job->cmd = NULL;
+}
+
+static void rbln_job_release(struct kref *kref)
+{
+	struct rbln_job *job = container_of(kref, struct rbln_job, refcount);
+	struct rbln_device *rdev = job->rdev;
+
+	rbln_job_release_buffers(job);
 	if (job->done)
 		dma_fence_put(job->done);
 	else
 		kfree(job->hw);
 	rbln_queue_put(job->queue);
-	kvfree(job->cmd);
 	kvfree(job->objs);
 	kvfree(job->mbos);
 	kfree(job->in_fences);
-	kfree(job);
+	kmem_cache_free(rbln_job_cache, job);
 
 	atomic_dec(&rdev->live_jobs);
 	wake_up_all(&rdev->idle_wq);
@@ -156,6 +192,7 @@ static void rbln_job_finish(struct rbln_job *job, int status)
 		rdev->busy_ns += now - rdev->busy_since;
 	spin_unlock(&rdev->run_lock);
 
+	rbln_job_release_buffers(job);
 	atomic64_inc(&job->queue->completed);
 	if (status) {
 		atomic64_inc(&job->queue->failed);
@@ -252,6 +289,7 @@ static struct dma_fence *rbln_job_run(struct drm_sched_job *sched_job)
 	spin_unlock(&rdev->run_lock);
 
 	if (err) {
+		rbln_job_release_buffers(job);
 		atomic64_inc(&job->queue->completed);
 		atomic64_inc(&job->queue->failed);
 		dma_fence_set_error(fence, err);

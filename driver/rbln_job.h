@@ -87,6 +87,8 @@ static inline struct rbln_job *to_rbln_job(struct drm_sched_job *sched_job)
 struct rbln_job *rbln_job_alloc(struct rbln_device *rdev, u32 bo_count,
 				u32 in_count);
 void rbln_job_put(struct rbln_job *job);
+int rbln_job_cache_init(void);
+void rbln_job_cache_fini(void);
 int rbln_sched_init(struct rbln_device *rdev);
 void rbln_sched_fini(struct rbln_device *rdev);
 void rbln_device_cancel_jobs(struct rbln_device *rdev, int err);

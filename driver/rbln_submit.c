@@ -249,15 +249,18 @@ static int rbln_submit_push(struct rbln_job *job, u64 *job_id,
 	rbln_queue_record(queue, job->job_id, fence);
 	*job_id = job->job_id;
 	*finished = fence;
+	drm_gem_unlock_reservations(job->objs, job->bo_count, &ctx);
 
-	/* The job may be freed once pushed; keep it for the unlock. */
-	kref_get(&job->refcount);
+	/*
+	 * From here on the job belongs to the scheduler and may run, end and
+	 * be freed at any time.
+	 */
 	drm_sched_entity_push_job(&job->base);
+	mutex_unlock(&queue->lock);
+	return 0;
 
 out_unlock_resv:
 	drm_gem_unlock_reservations(job->objs, job->bo_count, &ctx);
-	if (!ret)
-		rbln_job_put(job);
 out_unlock:
 	mutex_unlock(&queue->lock);
 	return ret;

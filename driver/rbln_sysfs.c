@@ -96,8 +96,8 @@ static ssize_t temperature_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(temperature);
 
-static ssize_t power_draw_show(struct device *dev, struct device_attribute *attr,
-			  char *buf)
+static ssize_t power_draw_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%u\n", rbln_device_power(rbln_dev(dev)));
 }

@@ -20,7 +20,8 @@
 #
 # Environment:
 #   BUILD_DIR    Meson build directory of the userspace (default: build)
-#   VM_WORK      scratch directory (default: /tmp/rbln-vm)
+#   VM_WORK      scratch directory (default: a new /tmp/rbln-vm.XXXXXX, removed
+#                after a successful run)
 #   VM_TIMEOUT   seconds before the VM is killed (default: 900)
 #   VM_CYCLES    load/use/unload cycles (default: 20)
 #   VM_STRESS_SECONDS  length of the stress run (default: 20)
@@ -32,7 +33,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD_DIR=${BUILD_DIR:-build}
 case $BUILD_DIR in /*) ;; *) BUILD_DIR=$top/$BUILD_DIR ;; esac
-VM_WORK=${VM_WORK:-/tmp/rbln-vm}
+VM_WORK=${VM_WORK:-}
 VM_TIMEOUT=${VM_TIMEOUT:-900}
 VM_CYCLES=${VM_CYCLES:-20}
 VM_STRESS_SECONDS=${VM_STRESS_SECONDS:-20}
@@ -107,6 +108,10 @@ install_packages() {
 }
 
 install_packages
+if [ -z "$VM_WORK" ]; then
+	VM_WORK=$(mktemp -d /tmp/rbln-vm.XXXXXX) || die "mktemp"
+	auto_work=1
+fi
 KVER=$(newest_kver)
 [ -n "$KVER" ] || die "no linux-headers-6.12*-amd64 in /usr/src"
 KDIR=/usr/src/linux-headers-$KVER
@@ -119,22 +124,23 @@ say "kernel $KVER"
 # ------------------------------------------------------------- builds
 
 say "building rbln.ko"
-make -s -C "$KDIR" M="$top" W=1 modules >"$VM_WORK.build.log" 2>&1 ||
-	{ cat "$VM_WORK.build.log"; die "module build failed"; }
+mkdir -p "$VM_WORK" || die "cannot create $VM_WORK"
+make -s -C "$KDIR" M="$top" W=1 modules >"$VM_WORK/build.log" 2>&1 ||
+	{ cat "$VM_WORK/build.log"; die "module build failed"; }
 
 say "building userspace in $BUILD_DIR"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-	meson setup "$BUILD_DIR" "$top" >"$VM_WORK.meson.log" 2>&1 ||
-		{ cat "$VM_WORK.meson.log"; die "meson setup failed"; }
+	meson setup "$BUILD_DIR" "$top" >"$VM_WORK/meson.log" 2>&1 ||
+		{ cat "$VM_WORK/meson.log"; die "meson setup failed"; }
 fi
-ninja -C "$BUILD_DIR" >"$VM_WORK.ninja.log" 2>&1 ||
-	{ tail -n 50 "$VM_WORK.ninja.log"; die "userspace build failed"; }
+ninja -C "$BUILD_DIR" >"$VM_WORK/ninja.log" 2>&1 ||
+	{ tail -n 50 "$VM_WORK/ninja.log"; die "userspace build failed"; }
 
 # ------------------------------------------------------------- initramfs
 
-rm -rf "$VM_WORK"
-mkdir -p "$VM_WORK/root" || die "cannot create $VM_WORK"
 root=$VM_WORK/root
+rm -rf "$root"
+mkdir -p "$root" || die "cannot create $root"
 mkdir -p "$root"/{bin,dev,proc,sys,host,lib/modules,tmp}
 cp /bin/busybox "$root/bin/busybox" || die "no /bin/busybox"
 for app in sh mount umount insmod mkdir cat echo sleep poweroff mknod ls; do
@@ -175,7 +181,9 @@ for p in "${order[@]}"; do
 	esac
 	echo "$base" >>"$root/lib/modules/load-order"
 done
-cp "$top/rbln.ko" "$root/lib/modules/rbln.ko"
+# Without debug information the module loads faster under emulation.
+strip --strip-debug -o "$root/lib/modules/rbln.ko" "$top/rbln.ko" ||
+	cp "$top/rbln.ko" "$root/lib/modules/rbln.ko"
 
 cat >"$root/init" <<EOF
 #!/bin/sh
@@ -214,6 +222,12 @@ chmod +x "$root/init"
 # ------------------------------------------------------------- boot
 
 log=$VM_WORK/serial.log
+# One VM at a time on this machine (TCG needs every core it can get).
+exec 8>/tmp/rbln-vm.lock
+if ! flock -n 8; then
+	say "waiting for another VM run to finish"
+	flock 8
+fi
 say "booting $KIMG under QEMU TCG (log: $log)"
 start=$(date +%s)
 timeout --foreground -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
@@ -228,6 +242,7 @@ timeout --foreground -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	</dev/null >"$log" 2>&1
 qrc=$?
+flock -u 8
 say "VM ran $(( $(date +%s) - start )) s (qemu exit $qrc)"
 
 # ------------------------------------------------------------- verdict
@@ -249,11 +264,9 @@ else
 	echo "VM-PASS: clean kernel log"
 fi
 if ! grep -q '^VM-DONE 0' "$log.txt"; then
-	if ! grep -q '^VM-DONE' "$log.txt"; then
-		say "the guest did not finish (timeout ${VM_TIMEOUT}s or crash)"
-		failed=$((failed + 1))
-		echo "VM-FAIL: guest finished"
-	fi
+	say "the guest did not run to the end (timeout ${VM_TIMEOUT}s, crash or script error)"
+	failed=$((failed + 1))
+	echo "VM-FAIL: guest ran to the end"
 fi
 
 if [ "$failed" -ne 0 ]; then
@@ -261,6 +274,11 @@ if [ "$failed" -ne 0 ]; then
 	echo "----------------------------------------------------------------"
 	cat "$log.txt"
 	echo "----------------------------------------------------------------"
+fi
+if [ "$failed" -eq 0 ] && [ "${auto_work:-0}" = 1 ]; then
+	rm -rf "$VM_WORK"
+else
+	say "logs kept in $VM_WORK"
 fi
 echo "vm: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
