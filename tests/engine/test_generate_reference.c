@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The engine against transformers (../shared/models/README.md): for every
+ * tensor-parallel degree each model's shape allows, last-position logits
+ * within 0.02 of reference.json's and greedy tokens identical up to the
+ * first near tie (step margin below 0.05), the long prompt included, with
+ * KV partitions that cut the long prompt into at least three.  Then the
+ * same prompts in decoder buckets 8, 4 and 1: several sequences at once
+ * give exactly the tokens each gives alone.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_helpers.h"
+
+#define GREEDY_STEPS 48
+#define LOGIT_TOL 0.02
+#define TIE_MARGIN 0.05
+
+struct variant {
+	const char *model;
+	uint32_t tp;
+	uint32_t partition;	/* 0: eager attention */
+	uint32_t chunk;
+};
+
+struct prompt {
+	int32_t *ids;
+	size_t n;
+	int32_t *greedy;
+	size_t n_greedy;
+	double *margins;
+	double *logits;
+	size_t vocab;
+};
+
+struct fixture {
+	const struct variant *v;
+	char *dir;
+	struct rbln_engine *e;
+	struct prompt *prompts;
+	size_t n_prompts;
+	int32_t **batched;	/* outputs of the all-at-once run */
+};
+
+static void load_prompts(struct fixture *f)
+{
+	json_object *ref = test_reference(f->v->model), *gen, *g, *a;
+	size_t i, j, n;
+
+	assert_true(json_object_object_get_ex(ref, "generate", &gen));
+	f->n_prompts = json_object_array_length(gen);
+	f->prompts = calloc(f->n_prompts, sizeof(*f->prompts));
+	f->batched = calloc(f->n_prompts, sizeof(*f->batched));
+	assert_non_null(f->prompts);
+	for (i = 0; i < f->n_prompts; i++) {
+		struct prompt *p = &f->prompts[i];
+
+		g = json_object_array_get_idx(gen, i);
+		assert_true(json_object_object_get_ex(g, "input_ids", &a));
+		p->ids = eh_json_ids(a, &p->n);
+		assert_true(json_object_object_get_ex(g, "greedy_ids", &a));
+		p->greedy = eh_json_ids(a, &p->n_greedy);
+		assert_true(json_object_object_get_ex(g, "step_margins", &a));
+		n = json_object_array_length(a);
+		assert_int_equal(n, p->n_greedy);
+		p->margins = malloc(n * sizeof(double));
+		for (j = 0; j < n; j++)
+			p->margins[j] = json_object_get_double(json_object_array_get_idx(a, j));
+		assert_true(json_object_object_get_ex(g, "last_logits", &a));
+		p->vocab = json_object_array_length(a);
+		p->logits = malloc(p->vocab * sizeof(double));
+		for (j = 0; j < p->vocab; j++)
+			p->logits[j] = json_object_get_double(json_object_array_get_idx(a, j));
+	}
+	json_object_put(ref);
+}
+
+static int setup(void **state)
+{
+	const struct variant *v = *state;
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct rbln_compile_options opt = {
+		.tensor_parallel_size = v->tp,
+		.batch_size = 8,
+		.kvcache_partition_len = v->partition,
+		.decoder_batch_sizes = { 4, 1 },
+		.n_decoder_batch_sizes = 2,
+		.prefill_chunk_size = v->chunk,
+	};
+
+	assert_non_null(f);
+	f->v = v;
+	load_prompts(f);
+	f->dir = eh_compile(v->model, &opt);
+	f->e = eh_open(f->dir);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	size_t i;
+
+	rbln_engine_close(f->e);
+	test_rmtree(f->dir);
+	free(f->dir);
+	for (i = 0; i < f->n_prompts; i++) {
+		free(f->prompts[i].ids);
+		free(f->prompts[i].greedy);
+		free(f->prompts[i].margins);
+		free(f->prompts[i].logits);
+		free(f->batched[i]);
+	}
+	free(f->prompts);
+	free(f->batched);
+	free(f);
+	return 0;
+}
+
+/* The reference criteria for one prompt's logits and greedy tokens. */
+static void check_against_reference(const struct fixture *f, size_t i, const float *logits,
+				    size_t vocab, const int32_t *out, size_t n_out)
+{
+	const struct prompt *p = &f->prompts[i];
+	double worst = 0.0;
+	size_t j, exact;
+
+	assert_int_equal(vocab, p->vocab);
+	for (j = 0; j < vocab; j++) {
+		double d = fabs((double)logits[j] - p->logits[j]);
+
+		if (!(d <= worst))
+			worst = d;
+	}
+	if (!(worst <= LOGIT_TOL))
+		fail_msg("%s tp %u prompt %zu (%zu tokens): logits differ by %g (> %g)",
+			 f->v->model, f->v->tp, i, p->n, worst, LOGIT_TOL);
+	assert_int_equal(n_out, GREEDY_STEPS);
+	for (exact = 0; exact < p->n_greedy && p->margins[exact] >= TIE_MARGIN; exact++)
+		;
+	for (j = 0; j < exact; j++)
+		if (out[j] != p->greedy[j])
+			fail_msg("%s tp %u prompt %zu: greedy token %zu is %d, transformers %d "
+				 "(margin %.3f)", f->v->model, f->v->tp, i, j, out[j],
+				 p->greedy[j], p->margins[j]);
+}
+
+/* Every prompt at once (more than the batch: the scheduler queues the rest). */
+static void test_reference_batched(void **state)
+{
+	struct fixture *f = *state;
+	struct rbln_seq **seqs = calloc(f->n_prompts, sizeof(*seqs));
+	struct rbln_sample_params sp;
+	struct rbln_error err = { 0 };
+	size_t i, n_out, vocab;
+
+	eh_greedy(&sp, GREEDY_STEPS);
+	for (i = 0; i < f->n_prompts; i++)
+		if (rbln_engine_add(f->e, f->prompts[i].ids, f->prompts[i].n, &sp,
+				    RBLN_SEQ_KEEP_PROMPT_LOGITS, &seqs[i], &err))
+			fail_msg("add: %s", err.msg);
+	eh_run_all(f->e);
+	for (i = 0; i < f->n_prompts; i++) {
+		const float *logits = rbln_seq_prompt_logits(seqs[i], &vocab);
+		const int32_t *out = rbln_seq_output(seqs[i], &n_out);
+
+		assert_non_null(logits);
+		assert_int_equal(rbln_seq_end(seqs[i]), RBLN_SEQ_END_LENGTH);
+		check_against_reference(f, i, logits, vocab, out, n_out);
+		f->batched[i] = malloc(n_out * sizeof(int32_t));
+		memcpy(f->batched[i], out, n_out * sizeof(int32_t));
+		rbln_seq_release(seqs[i]);
+	}
+	free(seqs);
+}
+
+/* Runs prompts [first, first + count) together and compares with the batched run. */
+static void run_group(struct fixture *f, size_t first, size_t count)
+{
+	struct rbln_seq *seqs[8];
+	struct rbln_sample_params sp;
+	struct rbln_error err = { 0 };
+	size_t i, n_out;
+
+	eh_greedy(&sp, GREEDY_STEPS);
+	for (i = 0; i < count; i++)
+		if (rbln_engine_add(f->e, f->prompts[first + i].ids, f->prompts[first + i].n, &sp,
+				    0, &seqs[i], &err))
+			fail_msg("add: %s", err.msg);
+	eh_run_all(f->e);
+	for (i = 0; i < count; i++) {
+		const int32_t *out = rbln_seq_output(seqs[i], &n_out);
+
+		assert_int_equal(n_out, GREEDY_STEPS);
+		if (memcmp(out, f->batched[first + i], n_out * sizeof(int32_t)))
+			fail_msg("%s tp %u prompt %zu: tokens in a group of %zu differ from the "
+				 "batch of all prompts", f->v->model, f->v->tp, first + i, count);
+		rbln_seq_release(seqs[i]);
+	}
+}
+
+/* Buckets 4 and 1 give what bucket 8 gave: each prompt alone, then in fours. */
+static void check_buckets_agree(struct fixture *f)
+{
+	struct rbln_engine_info info;
+	size_t i;
+
+	for (i = 0; i + 4 <= f->n_prompts; i += 4)
+		run_group(f, i, 4);
+	for (i = 0; i < f->n_prompts; i++)
+		run_group(f, i, 1);
+	rbln_engine_get_info(f->e, &info);
+	/* decode_steps follows decoder_batch_sizes: 8, 4, 1. */
+	assert_true(info.decode_steps[0] > 0);
+	assert_true(info.decode_steps[1] > 0);
+	assert_true(info.decode_steps[2] > 0);
+	assert_int_equal(info.kv_blocks_free, info.kv_blocks_total);
+}
+
+static void test_variant(void **state)
+{
+	test_reference_batched(state);
+	check_buckets_agree(*state);
+}
+
+/*
+ * Partition lengths cut the long prompt (1536 and 900 tokens) into at
+ * least three partitions; chunk sizes vary so prefill is split
+ * differently, and one variant uses eager attention.
+ */
+static const struct variant variants[] = {
+	{ "tiny-llama3", 1, 512, 128 },
+	{ "tiny-llama3", 2, 256, 64 },
+	{ "tiny-llama3", 4, 512, 256 },
+	{ "tiny-llama3", 8, 512, 128 },
+	{ "tiny-llama2", 1, 256, 128 },
+	{ "tiny-llama2", 1, 0, 64 },
+	{ "tiny-llama2", 2, 128, 256 },
+};
+
+#define N_VARIANTS (sizeof(variants) / sizeof(variants[0]))
+
+int main(void)
+{
+	static char names[N_VARIANTS][128];
+	struct CMUnitTest tests[N_VARIANTS];
+	size_t i;
+
+	for (i = 0; i < N_VARIANTS; i++) {
+		const struct variant *v = &variants[i];
+
+		if (v->partition)
+			snprintf(names[i], sizeof(names[i]), "%s tp%u partition %u chunk %u: "
+				 "reference, and buckets 8/4/1 agree", v->model, v->tp,
+				 v->partition, v->chunk);
+		else
+			snprintf(names[i], sizeof(names[i]), "%s tp%u eager chunk %u: reference, "
+				 "and buckets 8/4/1 agree", v->model, v->tp, v->chunk);
+		tests[i] = (struct CMUnitTest){ names[i], test_variant, setup, teardown,
+					       (void *)v };
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
