@@ -1,0 +1,80 @@
+#!/bin/sh
+# Builds the serving layer's libFuzzer targets (config.pbtxt reader, request
+# bodies) with clang's libFuzzer, AddressSanitizer and UBSan, outside the
+# source tree, and runs each for SECONDS (default 120), printing the
+# executions per second.
+#
+#   tests/serve/fuzz/run-fuzz.sh [SECONDS]
+#
+# Environment: RBLN_FUZZ_DIR (build and corpus directory, default a new
+# temporary directory), RBLN_MODELS_DIR (reference models, default
+# ../shared/models beside the source tree), CC (default clang).
+set -eu
+
+seconds=${1:-120}
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../../.." && pwd)
+work=${RBLN_FUZZ_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/rbln-serve-fuzz.XXXXXX")}
+models=${RBLN_MODELS_DIR:-$src/../shared/models}
+cc=${CC:-clang}
+export RBLN_MODELS_DIR="$models"
+export SERVE_FIXTURES_DIR="$src/tests/serve/fixtures"
+
+case "$work" in
+"$src"/*) echo "run-fuzz.sh: RBLN_FUZZ_DIR must be outside the source tree" >&2; exit 2 ;;
+esac
+[ -d "$models/tiny-llama3" ] || { echo "run-fuzz.sh: no models at $models" >&2; exit 1; }
+mkdir -p "$work/obj"
+
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+cflags="-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra $san \
+	-I$src/engine/include -I$src/engine/src $(pkg-config --cflags json-c libpcre2-8 libmicrohttpd)"
+libs="$(pkg-config --libs json-c libpcre2-8 libmicrohttpd) -lpthread -lm"
+
+echo "building in $work"
+objs=""
+# The model-loading front end and the serving layer; not the compiler or
+# runtime, which need libnpu.
+for d in util config weights tokenizer jinja chat serve; do
+	for f in $(find "$src/engine/src/$d" -name '*.c' | sort); do
+		o="$work/obj/$(echo "${f#$src/}" | tr / _).o"
+		$cc $cflags -fsanitize=fuzzer-no-link -c "$f" -o "$o"
+		objs="$objs $o"
+	done
+done
+
+for t in pbtxt request; do
+	$cc $cflags -fsanitize=fuzzer "$here/fuzz_$t.c" $objs $libs -o "$work/fuzz_$t"
+	mkdir -p "$work/corpus-$t"
+done
+
+# Seeds: every configuration of the fixtures; the tutorials' request bodies.
+i=0
+for f in $(find "$SERVE_FIXTURES_DIR" -name '*.pbtxt' | sort); do
+	cp "$f" "$work/corpus-pbtxt/seed$i"
+	i=$((i + 1))
+done
+seed() { printf '%b' "$2" > "$work/corpus-request/$1"; }
+seed trt '\000\001\000\000{"text_input": "How do I count to nine in French?", "parameters": {"max_tokens": 100, "bad_words":[""], "stop_words":[""]}}'
+seed rbln '\001\000\000\000{"text_input": "[User]\\nWhat?\\n[Assistant]\\n", "stream": true, "sampling_parameters": "{\\"temperature\\": 0.0, \\"stop\\": [\\"[User]\\", \\"[System]\\"]}"}'
+seed infer '\002\002\000\000{"inputs": [{"name": "prompt", "shape": [1, 1], "datatype": "BYTES", "data": ["Ol\303\241"]}], "outputs": [{"name": "generated_text"}]}'
+printf '\002\002\136\000{"inputs":[{"name":"prompt","shape":[1,1],"datatype":"BYTES","parameters":{"binary_data_size":7}}]}\003\000\000\000Hi!' > "$work/corpus-request/infer-binary"
+seed completions '\003\000\000\000{"model": "tiny", "prompt": ["import os", [4085, 474]], "max_tokens": 7, "n": 2, "logprobs": 2, "echo": true, "stop": "\\n"}'
+seed chat '\004\000\000\000{"messages": [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]}, {"role": "user", "content": "What is the first letter of English alphabets?"}], "temperature": 0, "top_logprobs": 2, "logprobs": true}'
+
+summary=""
+for t in pbtxt request; do
+	echo "== fuzz_$t for ${seconds}s"
+	log="$work/fuzz_$t.log"
+	(cd "$work" && ./fuzz_$t -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+		-max_len=16384 -print_final_stats=1 "corpus-$t" > "$log" 2>&1) || {
+		tail -40 "$log"
+		echo "fuzz_$t FAILED; log and crash input in $work" >&2
+		exit 1
+	}
+	rate=$(grep -o 'exec/s: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+	runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
+	summary="$summary
+fuzz_$t: $runs runs in ${seconds}s, $rate exec/s"
+done
+echo "$summary"
