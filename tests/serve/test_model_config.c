@@ -166,6 +166,7 @@ static void test_trtllm_names(void **state)
 	assert_int_equal(in(&c, "temperature")->role, SERVE_IN_PARAM);
 	assert_string_equal(jpath_str(c.json, "parameters.tokenizer_dir.string_value"),
 			    "${tokenizer_dir}");
+	assert_true(c.exclude_input_default);
 	/* backend rbln is auto-completed like vllm */
 	assert_non_null(serve_model_input(&c, "sampling_parameters"));
 	serve_model_config_free(&c);
@@ -294,6 +295,10 @@ static void test_semantic_errors(void **state)
 	assert_contains_all(parse_text_err("backend: \"vllm\"\nmax_batch_size: 4294967296\n", &err),
 			    "out of range", NULL);
 	assert_contains_all(parse_text_err("max_batch_size: 0\n", &err), "no backend", NULL);
+	assert_contains_all(parse_text_err("backend: \"vllm\"\nparameters { key: "
+					   "\"exclude_input_in_output\" value { string_value: "
+					   "\"${exclude_input_in_output}\" } }\n", &err),
+			    "c.pbtxt:2:", "must be \"true\" or \"false\"", NULL);
 }
 
 int main(void)

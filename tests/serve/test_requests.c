@@ -99,7 +99,8 @@ static void test_generate_trtllm_tutorial(void **state)
 		assert_int_equal(r.opts.n_bad_words, 0);
 		assert_false(r.stream);
 		assert_false(r.sse);
-		assert_true(r.prepend_input);
+		/* the TensorRT-LLM config says exclude_input_in_output: True */
+		assert_int_equal(r.prepend_input, cfgs[i] == &cfg_default);
 		serve_request_free(&r);
 	}
 }

@@ -400,6 +400,22 @@ static int read_policies(struct serve_model_config *cfg, const struct pbtxt_msg 
 				 "ensembles (tokenizer, model and detokenizer as separate "
 				 "models) are not used: rbln-serve tokenizes inside one model; "
 				 "serve it as one model directory with 1/model.json");
+	/*
+	 * TensorRT-LLM's model configurations carry exclude_input_in_output as
+	 * a parameter (the TensorRT-LLM tutorial sets it to True): it becomes
+	 * the default of requests that do not say.
+	 */
+	if (json_object_object_get_ex(j, "parameters", &o) &&
+	    json_object_object_get_ex(o, "exclude_input_in_output", &p)) {
+		const char *v = jstr(p, "string_value");
+
+		if (!strcmp(v, "true") || !strcmp(v, "True") || !strcmp(v, "1"))
+			cfg->exclude_input_default = true;
+		else if (strcmp(v, "false") && strcmp(v, "False") && strcmp(v, "0"))
+			return cfg_error(err, cfg->file, line_of(tree, "parameters", 0),
+					 "parameters[\"exclude_input_in_output\"] must be "
+					 "\"true\" or \"false\", got \"%s\"", v);
+	}
 	if (json_object_object_get_ex(j, "dynamic_batching", &o) &&
 	    json_object_object_get_ex(o, "default_queue_policy", &q)) {
 		cfg->max_queue_size = (uint32_t)jint(q, "max_queue_size");

@@ -80,6 +80,7 @@ struct serve_model_config {
 	bool decoupled;
 	uint32_t max_queue_size;	/* dynamic_batching.default_queue_policy; 0 = unset */
 	uint64_t default_timeout_us;	/* same place; 0 = none */
+	bool exclude_input_default;	/* parameters { key: "exclude_input_in_output" } */
 	enum serve_version_policy version_policy;
 	uint32_t latest_versions;	/* LATEST: how many */
 	int64_t *versions;		/* SPECIFIC */

@@ -278,7 +278,7 @@ int serve_parse_generate(const struct serve_model_config *cfg, const char *body,
 				    "is not allowed.");
 		goto fail;
 	}
-	r->prepend_input = s.exclude_set ? !s.exclude : !r->stream;
+	r->prepend_input = s.exclude_set ? !s.exclude : !r->stream && !cfg->exclude_input_default;
 	if (r->stream && !stream_endpoint) {
 		rc = rbln_error_set(err, -EINVAL, "generate expects model to produce exactly 1 "
 				    "response, use generate stream for model that generates "

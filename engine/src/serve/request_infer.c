@@ -545,7 +545,7 @@ int serve_parse_infer(const struct serve_model_config *cfg, const char *body, si
 	int rc;
 
 	serve_request_init(r, SERVE_API_INFER);
-	r->prepend_input = true;
+	r->prepend_input = !cfg->exclude_input_default;
 	if (json_len > len)
 		return rbln_error_set(err, -EINVAL, "Inference-Header-Content-Length (%zu) exceeds "
 				      "the body (%zu bytes)", json_len, len);
