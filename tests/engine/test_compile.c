@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rbln-compile's rules (each refusal names the parameter and the reason),
+ * rbln_config.json as written and as re-checked when read, damaged
+ * checkpoints and damaged compiled directories (errors naming the file,
+ * never a crash), and --dummy-weights.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine_helpers.h"
+#include "rbln_config.h"
+
+static struct rbln_llama_config llama3_config(void)
+{
+	struct rbln_llama_config c;
+	struct rbln_error err = { 0 };
+
+	if (rbln_llama_config_load(test_model_path("tiny-llama3"), &c, &err))
+		fail_msg("%s", err.msg);
+	return c;
+}
+
+/* Resolving opt must fail with every given substring in the message. */
+#define REFUSED(cfg, opt, ...) refused(cfg, opt, __VA_ARGS__, NULL)
+
+static void refused(const struct rbln_llama_config *cfg, const struct rbln_compile_options *opt,
+		    ...)
+{
+	struct rbln_compiled_config cc;
+	struct rbln_error err = { 0 };
+	va_list ap;
+	const char *s;
+
+	if (!rbln_compile_resolve(cfg, opt, &cc, &err))
+		fail_msg("options were accepted");
+	assert_true(err.code < 0);
+	va_start(ap, opt);
+	while ((s = va_arg(ap, const char *)))
+		if (!strstr(err.msg, s))
+			fail_msg("'%s' not in the message: %s", s, err.msg);
+	va_end(ap);
+}
+
+static void test_tp_rules(void **state)
+{
+	struct rbln_llama_config c = llama3_config(), m;
+	struct rbln_compile_options o = { .tensor_parallel_size = 3 };
+
+	(void)state;
+	REFUSED(&c, &o, "--tensor-parallel-size 3", "num_attention_heads (8)");
+	m = c;
+	m.num_attention_heads = 6;
+	m.num_key_value_heads = 3;
+	o.tensor_parallel_size = 2;
+	REFUSED(&m, &o, "num_key_value_heads (3)");
+	m = c;
+	m.intermediate_size = 770;
+	o.tensor_parallel_size = 4;
+	REFUSED(&m, &o, "intermediate_size (770)");
+	m = c;
+	m.vocab_size = 4097;
+	o.tensor_parallel_size = 2;
+	REFUSED(&m, &o, "vocab_size (4097)");
+	o.tensor_parallel_size = 128;
+	REFUSED(&c, &o, "--tensor-parallel-size must be 1 to 64");
+	m = c;
+	m.head_dim = 12;
+	o.tensor_parallel_size = 1;
+	REFUSED(&m, &o, "head_dim 12");
+}
+
+static void test_attention_rules(void **state)
+{
+	struct rbln_llama_config c = llama3_config();
+	struct rbln_compile_options o = { .max_seq_len = 2048, .kvcache_partition_len = 300 };
+	struct rbln_compiled_config cc;
+	struct rbln_error err = { 0 };
+
+	(void)state;
+	REFUSED(&c, &o, "--max-seq-len 2048", "multiple of --kvcache-partition-len 300");
+	o.kvcache_partition_len = 2048;
+	REFUSED(&c, &o, "at least twice");
+	o.kvcache_partition_len = 512;
+	o.kvcache_block_size = 256;
+	REFUSED(&c, &o, "--kvcache-block-size 256 must equal --kvcache-partition-len 512");
+	o.kvcache_partition_len = 0;
+	REFUSED(&c, &o, "--kvcache-block-size 256 must equal --max-seq-len 2048", "eager");
+	o.kvcache_block_size = 0;
+	o.max_seq_len = 4096;
+	REFUSED(&c, &o, "--max-seq-len 4096", "max_position_embeddings (2048)");
+	o = (struct rbln_compile_options){ .max_seq_len = 2048, .kvcache_partition_len = 512,
+					   .kvcache_num_blocks = 3 };
+	REFUSED(&c, &o, "--kvcache-num-blocks 3", "cannot hold one sequence");
+	/* Defaults: block = partition, blocks for batch_size full sequences. */
+	o.kvcache_num_blocks = 0;
+	o.batch_size = 2;
+	assert_int_equal(rbln_compile_resolve(&c, &o, &cc, &err), 0);
+	assert_int_equal(cc.attn_impl, RBLN_ATTN_FLASH);
+	assert_int_equal(cc.kvcache_block_size, 512);
+	assert_int_equal(cc.kvcache_num_blocks, 8);
+	o.kvcache_partition_len = 0;
+	assert_int_equal(rbln_compile_resolve(&c, &o, &cc, &err), 0);
+	assert_int_equal(cc.attn_impl, RBLN_ATTN_EAGER);
+	assert_int_equal(cc.kvcache_block_size, 2048);
+	assert_int_equal(cc.kvcache_partition_len, 2048);
+}
+
+static void test_batch_rules(void **state)
+{
+	struct rbln_llama_config c = llama3_config();
+	struct rbln_compile_options o = { .batch_size = 4, .decoder_batch_sizes = { 8 },
+					  .n_decoder_batch_sizes = 1 };
+	struct rbln_compiled_config cc;
+	struct rbln_error err = { 0 };
+
+	(void)state;
+	REFUSED(&c, &o, "--decoder-batch-sizes: 8 must be 1 to --batch-size (4)");
+	o.decoder_batch_sizes[0] = 2;
+	o.decoder_batch_sizes[1] = 2;
+	o.n_decoder_batch_sizes = 2;
+	REFUSED(&c, &o, "2 is listed twice");
+	/* Sorted descending, batch_size appended, as the SDK does. */
+	o = (struct rbln_compile_options){ .batch_size = 8 };
+	assert_int_equal(rbln_compile_parse_batch_sizes("1, 4", &o, &err), 0);
+	assert_int_equal(rbln_compile_resolve(&c, &o, &cc, &err), 0);
+	assert_int_equal(cc.n_decoder_batch_sizes, 3);
+	assert_int_equal(cc.decoder_batch_sizes[0], 8);
+	assert_int_equal(cc.decoder_batch_sizes[1], 4);
+	assert_int_equal(cc.decoder_batch_sizes[2], 1);
+	assert_int_not_equal(rbln_compile_parse_batch_sizes("8,x", &o, &err), 0);
+	test_assert_contains_all(err.msg, "--decoder-batch-sizes", "8,x", NULL);
+	assert_int_not_equal(rbln_compile_parse_batch_sizes("0", &o, &err), 0);
+	assert_int_not_equal(rbln_compile_parse_batch_sizes("", &o, &err), 0);
+	o = (struct rbln_compile_options){ .prefill_chunk_size = 100 };
+	REFUSED(&c, &o, "--prefill-chunk-size 100", "multiple of 64");
+	o = (struct rbln_compile_options){ .prefill_chunk_size = 64, .batch_size = 128 };
+	REFUSED(&c, &o, "below --batch-size 128");
+	o = (struct rbln_compile_options){ .prefill_chunk_size = 4096, .max_seq_len = 1024 };
+	REFUSED(&c, &o, "above --max-seq-len 1024");
+}
+
+static char *compiled_llama2(struct rbln_compile_options *o)
+{
+	return eh_compile("tiny-llama2", o);
+}
+
+/* A compiled directory opens only while rbln_config.json keeps the rules. */
+static void test_config_json_checked(void **state)
+{
+	struct rbln_compile_options o = { .batch_size = 4, .decoder_batch_sizes = { 1 },
+					  .n_decoder_batch_sizes = 1 };
+	struct rbln_compiled_config cc;
+	struct rbln_error err = { 0 };
+	char *dir = compiled_llama2(&o), *path = test_join(dir, "rbln_config.json"), *text, *p;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(rbln_compiled_config_load(dir, &cc, &err), 0);
+	assert_int_equal(cc.batch_size, 4);
+	assert_int_equal(cc.n_decoder_batch_sizes, 2);
+	assert_int_equal(cc.decoder_batch_sizes[0], 4);
+	text = test_read_file(path, &len);
+	/* Reordered buckets are not the compiled form. */
+	p = strstr(text, "\"decoder_batch_sizes\"");
+	assert_non_null(p);
+	p = strchr(p, '4');
+	*p = '1';
+	p = strchr(p + 1, '1');
+	*p = '4';
+	test_write_text(path, text);
+	assert_int_not_equal(rbln_compiled_config_load(dir, &cc, &err), 0);
+	test_assert_contains_all(err.msg, "rbln_config.json", "decoder_batch_sizes", NULL);
+	test_write_text(path, "{\"format\": 1}");
+	assert_int_not_equal(rbln_compiled_config_load(dir, &cc, &err), 0);
+	test_assert_contains_all(err.msg, "rbln_config.json", "model_type", NULL);
+	test_write_text(path, "{\"format\": 7}");
+	assert_int_not_equal(rbln_compiled_config_load(dir, &cc, &err), 0);
+	test_assert_contains_all(err.msg, "format", "recompile", NULL);
+	test_write_text(path, "{not json");
+	assert_int_not_equal(rbln_compiled_config_load(dir, &cc, &err), 0);
+	test_assert_contains_all(err.msg, "rbln_config.json", NULL);
+	free(text);
+	free(path);
+	test_rmtree(dir);
+	free(dir);
+}
+
+static void expect_open_error(const char *dir, const char *a, const char *b)
+{
+	struct rbln_engine *e = NULL;
+	struct rbln_error err = { 0 };
+
+	if (!rbln_engine_open(dir, NULL, &e, &err)) {
+		rbln_engine_close(e);
+		fail_msg("a damaged directory opened");
+	}
+	test_assert_contains_all(err.msg, a, b, NULL);
+}
+
+static void truncate_file(const char *path, off_t len)
+{
+	assert_int_equal(truncate(path, len), 0);
+}
+
+static void test_damaged_compiled_dir(void **state)
+{
+	struct rbln_compile_options o = { .tensor_parallel_size = 2 };
+	char *dir = compiled_llama2(&o), *other = compiled_llama2(&o);
+	char *w1 = test_join(dir, "rank_1/weights.bin");
+	char *w1_other = test_join(other, "rank_1/weights.bin");
+	char *prog = test_join(dir, "rank_0/prefill.rbln");
+	char *text, *copy;
+	size_t len;
+	uint64_t huge = 1ull << 40;
+	struct stat st;
+
+	(void)state;
+	/* Weights of another compile. */
+	assert_int_equal(rename(w1_other, w1), 0);
+	expect_open_error(dir, "rank_1/weights.bin", "another compile");
+	/* Truncated weights. */
+	assert_int_equal(stat(w1, &st), 0);
+	truncate_file(w1, 10);
+	expect_open_error(dir, "weights.bin", "bad magic");
+	test_rmtree(dir);
+	free(dir);
+
+	dir = compiled_llama2(&o);
+	free(w1);
+	w1 = test_join(dir, "rank_1/weights.bin");
+	assert_int_equal(stat(w1, &st), 0);
+	copy = test_read_file(w1, &len);
+	test_write_file(w1, copy, len - 4096);
+	free(copy);
+	expect_open_error(dir, "weights.bin", "truncated");
+	test_rmtree(dir);
+	free(dir);
+
+	/* A program operand pointing past its buffer: the validator names it. */
+	dir = compiled_llama2(&o);
+	free(prog);
+	prog = test_join(dir, "rank_0/prefill.rbln");
+	text = test_read_file(prog, &len);
+	{
+		uint32_t n_slots;
+
+		memcpy(&n_slots, text + 40, 4);
+		/* header 56, slots, stream header 16, EMBED header 8, dst.bo/flags 8 */
+		memcpy(text + 56 + 16 * n_slots + 16 + 8 + 8, &huge, 8);
+	}
+	test_write_file(prog, text, len);
+	expect_open_error(dir, "prefill.rbln", "command 0 (EMBED");
+	test_write_file(prog, text, len / 2);
+	expect_open_error(dir, "prefill.rbln", "truncated");
+	free(text);
+	/* A missing program (the good prefill back in place). */
+	test_rmtree(dir);
+	free(dir);
+	dir = compiled_llama2(&o);
+	free(w1);
+	w1 = test_join(dir, "rank_1/decoder_batch_1.rbln");
+	assert_int_equal(unlink(w1), 0);
+	expect_open_error(dir, "rank_1/decoder_batch_1.rbln", "cannot open");
+	test_rmtree(dir);
+	test_rmtree(other);
+	free(dir);
+	free(other);
+	free(w1);
+	free(w1_other);
+	free(prog);
+}
+
+/* A checkpoint directory with tiny-llama2's files except those listed. */
+static char *llama2_copy(const char *const *except)
+{
+	char *dir = test_mkdtemp();
+
+	test_link_dir(test_model_path("tiny-llama2"), dir, except);
+	return dir;
+}
+
+static void expect_compile_error(const char *hf, const char *a, const char *b)
+{
+	struct rbln_compile_options o = { 0 };
+	struct rbln_error err = { 0 };
+	char *out = test_mkdtemp();
+
+	if (!rbln_compile(hf, out, &o, &err))
+		fail_msg("a damaged checkpoint compiled");
+	test_assert_contains_all(err.msg, a, b, NULL);
+	test_rmtree(out);
+	free(out);
+}
+
+static void test_damaged_checkpoints(void **state)
+{
+	static const char *const no_weights[] = { "model.safetensors", NULL };
+	static const char *const no_config[] = { "config.json", NULL };
+	char *src = test_join(test_model_path("tiny-llama2"), "model.safetensors");
+	char *hf = llama2_copy(no_weights), *path = test_join(hf, "model.safetensors");
+	char *data;
+	size_t len;
+
+	(void)state;
+	data = test_read_file(src, &len);
+	test_write_file(path, data, len - 1000);
+	expect_compile_error(hf, "model.safetensors", "truncated");
+	free(data);
+	unlink(path);
+	expect_compile_error(hf, "model.safetensors", NULL);
+	{
+		/* A checkpoint missing a tensor. */
+		struct test_st_builder b;
+		int64_t shape[] = { 2048, 192, -1 };
+
+		test_st_init(&b);
+		test_st_add(&b, "model.embed_tokens.weight", "F16", shape);
+		test_st_write(&b, path);
+		test_st_free(&b);
+		expect_compile_error(hf, "tensor '", "is missing");
+	}
+	test_rmtree(hf);
+	free(hf);
+	hf = llama2_copy(no_config);
+	free(path);
+	path = test_join(hf, "config.json");
+	test_write_text(path, "{\"hidden_size\": 192,");
+	expect_compile_error(hf, "config.json", NULL);
+	test_rmtree(hf);
+	free(hf);
+	free(path);
+	free(src);
+}
+
+/* --dummy-weights compiles from config.json alone; the seed fixes the weights. */
+static void test_dummy_weights(void **state)
+{
+	static const char *const only_config[] = {
+		"model.safetensors", "tokenizer.json", "tokenizer.model", "tokenizer_config.json",
+		"chat_template.jinja", "generation_config.json", "reference.json", NULL,
+	};
+	struct rbln_compile_options o = { .dummy_weights = true, .dummy_seed = 5,
+					  .max_seq_len = 256 };
+	struct rbln_sample_params sp;
+	struct rbln_error err = { 0 };
+	int32_t prompt[] = { 1, 100, 200, 300 };
+	const int32_t *out[2];
+	struct rbln_engine *e[2];
+	struct rbln_seq *s[2];
+	char *hf = llama2_copy(only_config), *dir[2];
+	size_t n[2];
+	int i;
+
+	(void)state;
+	eh_greedy(&sp, 8);
+	for (i = 0; i < 2; i++) {
+		dir[i] = test_mkdtemp();
+		if (rbln_compile(hf, dir[i], &o, &err))
+			fail_msg("%s", err.msg);
+		e[i] = eh_open(dir[i]);
+		assert_int_equal(rbln_engine_add(e[i], prompt, 4, &sp, 0, &s[i], &err), 0);
+		eh_run_all(e[i]);
+		out[i] = rbln_seq_output(s[i], &n[i]);
+	}
+	assert_int_equal(n[0], 8);
+	assert_int_equal(n[1], 8);
+	assert_memory_equal(out[0], out[1], 8 * sizeof(int32_t));
+	for (i = 0; i < 2; i++) {
+		rbln_engine_close(e[i]);
+		test_rmtree(dir[i]);
+		free(dir[i]);
+	}
+	test_rmtree(hf);
+	free(hf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tp_rules),
+		cmocka_unit_test(test_attention_rules),
+		cmocka_unit_test(test_batch_rules),
+		cmocka_unit_test(test_config_json_checked),
+		cmocka_unit_test(test_damaged_compiled_dir),
+		cmocka_unit_test(test_damaged_checkpoints),
+		cmocka_unit_test(test_dummy_weights),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
