@@ -68,6 +68,8 @@ struct serve_job {
 	struct serve_choice *choices;
 	size_t n_choices;
 	size_t n_submitted, n_finished;
+	bool submitting;		/* submit() loop running: "all finished" not yet final */
+	bool rejected;			/* submission failed: counted as rejected already */
 	struct MHD_Connection *conn;
 	int fd;
 	bool watched;
@@ -361,7 +363,7 @@ static int on_event(void *user, const struct rbln_gen_event *ev)
 			atomic_fetch_add(&mm->finished[1], 1);
 		else
 			atomic_fetch_add(&mm->finished[2], 1);
-		all_done = j->n_finished == j->n_submitted;
+		all_done = !j->submitting && j->n_finished == j->n_submitted;
 	}
 	/* A stream wants every piece; a whole response only the end. */
 	wake = j->req.sse || all_done;
@@ -370,7 +372,7 @@ static int on_event(void *user, const struct rbln_gen_event *ev)
 		MHD_resume_connection(j->conn);
 	}
 	pthread_mutex_unlock(&j->lock);
-	if (all_done)
+	if (all_done && !j->rejected)
 		job_metrics(j);
 	if (ev->final)
 		serve_job_put(j);	/* the sequence's reference */
@@ -384,9 +386,13 @@ int serve_job_submit(struct serve_job *j, struct rbln_error *err)
 			 : m->default_timeout_us ? m->default_timeout_us
 			 : j->srv->opt.request_timeout_us;
 	int64_t deadline = timeout ? j->t_arrival + (int64_t)timeout * 1000 : 0;
+	bool all_done;
 	size_t i;
 	int rc = 0;
 
+	pthread_mutex_lock(&j->lock);
+	j->submitting = true;
+	pthread_mutex_unlock(&j->lock);
 	for (i = 0; i < j->n_choices; i++) {
 		struct serve_choice *c = &j->choices[i];
 		const struct serve_built_prompt *p = &j->built.prompts[c->prompt];
@@ -417,6 +423,14 @@ int serve_job_submit(struct serve_job *j, struct rbln_error *err)
 		if (rc)
 			break;
 	}
+	/* sequences that finished while later ones were being submitted */
+	pthread_mutex_lock(&j->lock);
+	j->submitting = false;
+	j->rejected = rc != 0;
+	all_done = !rc && j->n_submitted && j->n_finished == j->n_submitted;
+	pthread_mutex_unlock(&j->lock);
+	if (all_done)
+		job_metrics(j);
 	if (rc) {
 		atomic_fetch_add(&j->model->metrics.failure[rc == -EBUSY || rc == -EAGAIN ||
 							    rc == -ESHUTDOWN ? SERVE_FAIL_REJECTED
