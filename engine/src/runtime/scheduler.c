@@ -7,8 +7,10 @@
  * program's chunk with prefill tokens of running and newly admitted
  * sequences, several at once.  A step with only decodes runs in the
  * smallest decoder bucket that holds them.  When a decode needs a block
- * and none is free, the most recently admitted sequence is preempted: its
- * blocks are freed and it recomputes later.
+ * and none is free, the most recently admitted sequence is preempted (the
+ * decode itself when it is the newest): its blocks are freed and it
+ * recomputes prompt and output when it is scheduled again, as vLLM's
+ * recompute preemption.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -40,11 +42,34 @@ static struct rbln_seq *newest_running(struct rbln_engine *e, const struct rbln_
 	return NULL;
 }
 
+/*
+ * Frees blocks for decode s by preempting the newest running sequences
+ * admitted after it (the items planned so far all come before it), or s
+ * itself when it is the newest.  Returns whether s can decode now.
+ */
+static bool make_room(struct rbln_engine *e, struct rbln_seq *s, uint32_t need,
+		      uint32_t *free_blocks, uint32_t *preempted)
+{
+	struct rbln_seq *v;
+
+	while (need > *free_blocks) {
+		for (v = e->tail; v != s; v = v->prev)
+			if (v->n_blocks && v->end == RBLN_SEQ_RUNNING)
+				break;
+		*free_blocks += v->n_blocks;
+		rbln_seq_preempt(v);
+		(*preempted)++;
+		if (v == s)
+			return false;
+	}
+	return true;
+}
+
 static size_t plan_once(struct rbln_engine *e, struct rbln_step_item *items, bool *stuck)
 {
 	uint32_t B = e->cc.batch_size, chunk = e->progs[0].tokens;
 	uint32_t bs = e->cc.kvcache_block_size, running = 0, free_blocks = e->kv.n_free;
-	uint32_t tokens = 0, need;
+	uint32_t tokens = 0, need, preempted = 0;
 	bool prefill = false;
 	struct rbln_seq *s;
 	size_t n = 0;
@@ -61,15 +86,17 @@ static size_t plan_once(struct rbln_engine *e, struct rbln_step_item *items, boo
 		if (!is_decode(s))
 			continue;
 		need = blocks_needed(e, s, 1);
-		if (need > free_blocks) {
-			*stuck = n == 0;
+		if (!make_room(e, s, need, &free_blocks, &preempted))
 			continue;
-		}
 		free_blocks -= need;
 		items[n++] = (struct rbln_step_item){ .seq = s, .n_tokens = 1 };
 		tokens++;
 	}
-	if (!prefill)
+	/*
+	 * Under memory pressure, admit nobody new this step (the preempted would
+	 * come right back), unless nothing else runs.
+	 */
+	if ((!prefill && !preempted) || (preempted && n))
 		return n;
 	for (s = e->head; s && n < B && tokens < chunk; s = s->next) {
 		size_t pending = rbln_seq_pending(s), room, take;
