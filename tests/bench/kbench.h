@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kbench.h - rbln-kbench, the compute-kernel benchmark: the machine's
+ * limits (kbench_limits.c), the kernels run through libnpu's emulated
+ * devices (kbench_kernels.c), and the table (rbln-kbench.c).
+ */
+#ifndef KBENCH_H
+#define KBENCH_H
+
+#include <stdint.h>
+
+#include <libnpu.h>
+
+/* Seconds on CLOCK_MONOTONIC. */
+double kb_now(void);
+/* Exits with a message naming @what when @err is an error. */
+void kb_check(int err, const char *what);
+
+/* Read bandwidth in bytes/s of @threads threads sweeping @bytes in all. */
+double kb_read_bandwidth(unsigned int threads, uint64_t bytes);
+/* float32 FMA throughput in FLOP/s (AVX2) of @threads threads. */
+double kb_fma_peak(unsigned int threads);
+
+/**
+ * struct kb_result - one kernel's measurement
+ * @name: what ran
+ * @value: achieved rate (bytes/s or FLOP/s) or latency (seconds)
+ * @unit: "GB/s", "GFLOP/s" or "us"
+ * @limit: the machine's limit in the same unit, 0 for none
+ */
+struct kb_result {
+	char name[96];
+	double value;
+	const char *unit;
+	double limit;
+};
+
+/* MATMUL of @m rows times bfloat16 [n, k] packed weights on @dev. */
+void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
+	       double bw, double peak, struct kb_result *out);
+/* Decode ATTENTION: @batch sequences of @ctx tokens (bfloat16 cache). */
+void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
+		  uint32_t q_heads, uint32_t kv_heads, uint32_t head_dim,
+		  uint32_t partition, double bw, struct kb_result *out);
+/* All-reduce of @bytes over every open device of @devs: latency. */
+void kb_allreduce(npu_device *const *devs, unsigned int n, uint64_t bytes,
+		  struct kb_result *out);
+
+#endif /* KBENCH_H */

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The kernels, run as an application runs them: command streams through
+ * libnpu on emulated devices (the device model on the device's engine
+ * threads). Data that a real step would stream from memory is made to
+ * come from memory here too: MATMUL M=1 rotates over copies of its
+ * weights that together are several times the last-level cache, and
+ * ATTENTION over two caches.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kbench.h"
+
+#define LLC_BYTES	(32ULL << 20)
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 16);
+}
+
+/* Random values in [-1, 1) as float32, or bfloat16 bits. */
+static void fill_f32(float *p, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		p[i] = (float)(rnd() % 65536) / 32768.0f - 1.0f;
+}
+
+static void fill_bf16(uint16_t *p, uint64_t n)
+{
+	float f;
+	uint32_t u;
+
+	for (uint64_t i = 0; i < n; i++) {
+		f = (float)(rnd() % 65536) / 32768.0f - 1.0f;
+		memcpy(&u, &f, 4);
+		p[i] = (uint16_t)(u >> 16);
+	}
+}
+
+static npu_buffer *alloc_map(npu_device *dev, uint64_t size, void **map)
+{
+	npu_buffer *b;
+
+	kb_check(npu_buffer_alloc(dev, size, 0, &b), "npu_buffer_alloc");
+	kb_check(npu_buffer_map(b, map), "npu_buffer_map");
+	return b;
+}
+
+/* Runs @s on @q once to warm up, then @reps times; best seconds. */
+static double time_stream(npu_stream *s, npu_queue *q, int reps)
+{
+	double best = 1e30, t;
+	npu_fence *f;
+
+	for (int r = 0; r <= reps; r++) {
+		t = kb_now();
+		kb_check(npu_stream_submit(s, q, NULL, 0, &f), "submit");
+		kb_check(npu_fence_wait(f, NPU_TIMEOUT_INFINITE), "job");
+		t = kb_now() - t;
+		npu_fence_release(f);
+		if (r && t < best)
+			best = t;
+	}
+	return best;
+}
+
+void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
+	       double bw, double peak, struct kb_result *out)
+{
+	uint64_t wbytes = npu_packed_weights_size(NPU_DTYPE_BF16, n, k);
+	unsigned int copies = 1, i;
+	npu_buffer *w[16], *a, *c;
+	npu_stream *s;
+	npu_queue *q;
+	void *p;
+	double t;
+
+	/* One row streams its weights: make them come from memory. */
+	if (m == 1)
+		while (copies < 16 && copies * wbytes < 4 * LLC_BYTES)
+			copies++;
+	for (i = 0; i < copies; i++) {
+		w[i] = alloc_map(dev, wbytes, &p);
+		fill_bf16(p, wbytes / 2);
+	}
+	a = alloc_map(dev, (uint64_t)m * k * 4, &p);
+	fill_f32(p, (uint64_t)m * k);
+	c = alloc_map(dev, (uint64_t)m * n * 4, &p);
+	kb_check(npu_queue_create(dev, NPU_PRIORITY_NORMAL, &q), "queue");
+	kb_check(npu_stream_create(dev, &s), "stream");
+	for (i = 0; i < copies; i++)
+		npu_stream_matmul(s, &(struct npu_matmul){
+			.dst = { c, 0 }, .a = { a, 0 }, .w = { w[i], 0 },
+			.m = m, .k = k, .n = n, .dtype = NPU_DTYPE_BF16,
+			.layout = NPU_LAYOUT_PACKED16 });
+	t = time_stream(s, q, m == 1 ? 8 : 3) / copies;
+	snprintf(out->name, sizeof(out->name),
+		 "MATMUL M=%u K=%u N=%u bf16 packed", m, k, n);
+	if (m == 1) {
+		out->value = (double)wbytes / t / 1e9;
+		out->unit = "GB/s";
+		out->limit = bw / 1e9;
+	} else {
+		out->value = 2.0 * m * n * k / t / 1e9;
+		out->unit = "GFLOP/s";
+		out->limit = peak / 1e9;
+	}
+	npu_stream_destroy(s);
+	npu_queue_destroy(q);
+	for (i = 0; i < copies; i++)
+		npu_buffer_free(w[i]);
+	npu_buffer_free(a);
+	npu_buffer_free(c);
+}
+
+void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
+		  uint32_t q_heads, uint32_t kv_heads, uint32_t head_dim,
+		  uint32_t partition, double bw, struct kb_result *out)
+{
+	const uint32_t bs = partition, max_blocks = (ctx + bs - 1) / bs;
+	const uint64_t blocks = (uint64_t)batch * max_blocks;
+	const uint64_t cbytes = blocks * bs * kv_heads * head_dim * 2;
+	npu_buffer *kc[2], *vc[2], *qb, *ob, *sb, *tb, *wb;
+	struct npu_attention at;
+	int32_t *seqs, *tab;
+	npu_stream *s;
+	npu_queue *q;
+	void *p;
+	double t;
+
+	for (int i = 0; i < 2; i++) {
+		kc[i] = alloc_map(dev, cbytes, &p);
+		fill_bf16(p, cbytes / 2);
+		vc[i] = alloc_map(dev, cbytes, &p);
+		fill_bf16(p, cbytes / 2);
+	}
+	qb = alloc_map(dev, (uint64_t)batch * q_heads * head_dim * 4, &p);
+	fill_f32(p, (uint64_t)batch * q_heads * head_dim);
+	ob = alloc_map(dev, (uint64_t)batch * q_heads * head_dim * 4, &p);
+	sb = alloc_map(dev, (uint64_t)batch * 16, (void **)&seqs);
+	tb = alloc_map(dev, blocks * 4, (void **)&tab);
+	for (uint32_t i = 0; i < batch; i++) {
+		seqs[4 * i] = (int32_t)i;
+		seqs[4 * i + 1] = 1;
+		seqs[4 * i + 2] = (int32_t)ctx;
+		seqs[4 * i + 3] = (int32_t)i;
+	}
+	for (uint64_t i = 0; i < blocks; i++)
+		tab[i] = (int32_t)i;
+	at = (struct npu_attention){
+		.out = { ob, 0 }, .q = { qb, 0 }, .seqs = { sb, 0 },
+		.block_tables = { tb, 0 }, .rows = batch, .num_seqs = batch,
+		.num_blocks = blocks, .table_rows = batch, .q_heads = q_heads,
+		.kv_heads = kv_heads, .head_dim = head_dim, .block_size = bs,
+		.max_blocks = max_blocks, .partition_len = partition,
+		.dtype = NPU_DTYPE_BF16, .scale = 0.125f,
+	};
+	kb_check(npu_buffer_alloc(dev, npu_attention_work_size(&at), 0, &wb),
+		 "work");
+	at.work = (struct npu_tensor){ wb, 0 };
+	kb_check(npu_queue_create(dev, NPU_PRIORITY_NORMAL, &q), "queue");
+	kb_check(npu_stream_create(dev, &s), "stream");
+	/* Alternate two caches: 2 x 64 MiB against a 32 MiB cache. */
+	for (int i = 0; i < 2; i++) {
+		at.k_cache = (struct npu_tensor){ kc[i], 0 };
+		at.v_cache = (struct npu_tensor){ vc[i], 0 };
+		npu_stream_attention(s, &at);
+	}
+	t = time_stream(s, q, 8) / 2;
+	snprintf(out->name, sizeof(out->name),
+		 "ATTENTION decode b=%u ctx=%u kvh=%u qh=%u hd=%u part=%u bf16",
+		 batch, ctx, kv_heads, q_heads, head_dim, partition);
+	out->value = 2.0 * (double)cbytes / t / 1e9;
+	out->unit = "GB/s";
+	out->limit = bw / 1e9;
+	npu_stream_destroy(s);
+	npu_queue_destroy(q);
+	for (int i = 0; i < 2; i++) {
+		npu_buffer_free(kc[i]);
+		npu_buffer_free(vc[i]);
+	}
+	npu_buffer_free(qb);
+	npu_buffer_free(ob);
+	npu_buffer_free(sb);
+	npu_buffer_free(tb);
+	npu_buffer_free(wb);
+}
+
+void kb_allreduce(npu_device *const *devs, unsigned int n, uint64_t bytes,
+		  struct kb_result *out)
+{
+	const struct npu_collective_options opts = {
+		.struct_size = sizeof(opts),
+		.scratch_bytes = bytes < (4ULL << 20) ? 4ULL << 20 : bytes,
+	};
+	unsigned int reps = bytes <= 65536 ? 200 : 20;
+	npu_buffer *buf[64];
+	npu_stream *s[64];
+	npu_queue *q[64];
+	npu_fence *f[64];
+	npu_collective_group *g;
+	double best = 1e30, t;
+	void *p;
+
+	kb_check(npu_collective_group_create(devs, n, &opts, &g), "group");
+	for (unsigned int i = 0; i < n; i++) {
+		buf[i] = alloc_map(devs[i], bytes, &p);
+		fill_f32(p, bytes / 4);
+		kb_check(npu_queue_create(devs[i], NPU_PRIORITY_NORMAL, &q[i]),
+			 "queue");
+		kb_check(npu_stream_create(devs[i], &s[i]), "stream");
+	}
+	for (unsigned int r = 0; r < reps; r++)
+		kb_check(npu_stream_allreduce_f32(g, s, buf, 0, bytes / 4),
+			 "allreduce");
+	for (int round = 0; round < 4; round++) {
+		t = kb_now();
+		for (unsigned int i = 0; i < n; i++)
+			kb_check(npu_stream_submit(s[i], q[i], NULL, 0, &f[i]),
+				 "submit");
+		kb_check(npu_fence_wait_all(f, n, NPU_TIMEOUT_INFINITE),
+			 "allreduce jobs");
+		t = (kb_now() - t) / reps;
+		for (unsigned int i = 0; i < n; i++)
+			npu_fence_release(f[i]);
+		if (round && t < best)
+			best = t;
+	}
+	snprintf(out->name, sizeof(out->name),
+		 "ALLREDUCE %llu KiB f32 over %u devices (latency)",
+		 (unsigned long long)bytes / 1024, n);
+	out->value = best * 1e6;
+	out->unit = "us";
+	out->limit = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		npu_stream_destroy(s[i]);
+		npu_queue_destroy(q[i]);
+		npu_buffer_free(buf[i]);
+	}
+	npu_collective_group_destroy(g);
+}

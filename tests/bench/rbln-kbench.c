@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rbln-kbench: the speed of the compute kernels beside the machine's
+ * limits measured in the same run. Prints a table; judges nothing (a
+ * benchmark, not a test: numbers depend on the machine and its load).
+ *
+ *   rbln-kbench [-e engines] [-d devices for the all-reduce]
+ *
+ * Memory bandwidth and FMA peak with 1 and 2 threads (more with -t), then
+ * MATMUL M=1 and M=512 on 2048x8192 and 8192x2048 bfloat16 weights,
+ * decode ATTENTION (batch 8, 4096-token contexts, 8 KV heads of 64, 32
+ * query heads, partitions of 512), ALLREDUCE of 8 KiB and 1 MiB over 8
+ * devices. The kernels run on one emulated device with -e engines (2 by
+ * default); RBLN_CPU_VARIANT picks the CPU variant.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kbench.h"
+
+static void print_machine(void)
+{
+	char line[256], model[256] = "unknown";
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	double load[3] = { 0 };
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) == 0 && colon) {
+			snprintf(model, sizeof(model), "%s", colon + 2);
+			model[strcspn(model, "\n")] = '\0';
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	getloadavg(load, 3);
+	printf("machine: %s, %ld online cores, load average %.2f %.2f %.2f\n",
+	       model, sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1],
+	       load[2]);
+}
+
+static void row(const struct kb_result *r)
+{
+	if (r->limit > 0)
+		printf("%-62s %9.1f %-8s %9.1f %6.0f%%\n", r->name, r->value,
+		       r->unit, r->limit, 100.0 * r->value / r->limit);
+	else
+		printf("%-62s %9.1f %-8s %9s %7s\n", r->name, r->value, r->unit,
+		       "-", "-");
+}
+
+/* A context of @devices emulated devices with @engines engines each. */
+static npu_context *open_ctx(unsigned int devices, unsigned int engines,
+			     npu_device **dev)
+{
+	struct npu_context_options o = {
+		.struct_size = sizeof(o), .backend = NPU_BACKEND_EMUL,
+		.emul_devices = devices, .emul_engines = engines,
+		.devices = "",
+	};
+	char spec[32];
+	npu_context *ctx;
+
+	snprintf(spec, sizeof(spec), "0-%u", devices - 1);
+	o.devices = spec;
+	kb_check(npu_context_create(&o, &ctx), "npu_context_create");
+	for (unsigned int i = 0; i < devices; i++)
+		kb_check(npu_device_open(ctx, i, &dev[i]), "npu_device_open");
+	return ctx;
+}
+
+static void close_ctx(npu_context *ctx, npu_device **dev, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		npu_device_close(dev[i]);
+	npu_context_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+	static const uint32_t shapes[2][2] = { { 2048, 8192 }, { 8192, 2048 } };
+	unsigned int engines = 2, ndev = 8, threads = 2;
+	double bw[17] = { 0 }, peak[17] = { 0 };
+	struct npu_device_info info;
+	struct kb_result r;
+	npu_device *dev[64];
+	npu_context *ctx;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "e:d:t:")) != -1) {
+		switch (opt) {
+		case 'e':
+			engines = (unsigned int)atoi(optarg);
+			break;
+		case 'd':
+			ndev = (unsigned int)atoi(optarg);
+			break;
+		case 't':
+			threads = (unsigned int)atoi(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-e engines] [-d devices] [-t threads]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (!engines || !ndev || ndev > 64 || !threads || threads > 16) {
+		fprintf(stderr, "rbln-kbench: bad -e, -d or -t\n");
+		return 2;
+	}
+	print_machine();
+	printf("\nmachine limits (best of 3):\n");
+	for (unsigned int t = 1; t <= threads; t++) {
+		bw[t] = kb_read_bandwidth(t, 1ULL << 30);
+		peak[t] = kb_fma_peak(t);
+		printf("  %u thread%s: read bandwidth %6.1f GB/s, float32 FMA peak %6.1f GFLOP/s\n",
+		       t, t > 1 ? "s" : " ", bw[t] / 1e9, peak[t] / 1e9);
+	}
+
+	ctx = open_ctx(1, engines, dev);
+	kb_check(npu_device_query(dev[0], &info), "npu_device_query");
+	printf("\nkernels on one emulated device with %u engine%s (limits: %u thread%s)\n",
+	       info.num_engines, info.num_engines > 1 ? "s" : "",
+	       engines < threads ? engines : threads,
+	       (engines < threads ? engines : threads) > 1 ? "s" : "");
+	printf("%-62s %9s %-8s %9s %7s\n", "kernel", "achieved", "unit",
+	       "limit", "ratio");
+	unsigned int lim = engines < threads ? engines : threads;
+
+	for (int m = 0; m < 2; m++)
+		for (int s = 0; s < 2; s++) {
+			kb_matmul(dev[0], m ? 512 : 1, shapes[s][0],
+				  shapes[s][1], bw[lim], peak[lim], &r);
+			row(&r);
+		}
+	kb_attention(dev[0], 8, 4096, 32, 8, 64, 512, bw[lim], &r);
+	row(&r);
+	close_ctx(ctx, dev, 1);
+
+	ctx = open_ctx(ndev, 0, dev);
+	kb_allreduce(dev, ndev, 8 * 1024, &r);
+	row(&r);
+	kb_allreduce(dev, ndev, 1024 * 1024, &r);
+	row(&r);
+	close_ctx(ctx, dev, ndev);
+	return 0;
+}
