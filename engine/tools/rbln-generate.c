@@ -128,6 +128,15 @@ static int parse_args(int argc, char **argv, struct options *o, struct rbln_erro
 		case OPT_PROMPT:
 		case OPT_IDS:
 		case OPT_CHAT:
+			if (c == OPT_IDS) {
+				int32_t *ids;
+				size_t n;
+
+				/* Checked now: a malformed list is a usage error. */
+				if (rbln_cli_parse_ids("input-ids", optarg, &ids, &n, err))
+					return -EINVAL;
+				free(ids);
+			}
 			if (o->n_inputs == MAX_INPUTS)
 				return rbln_error_set(err, -EINVAL, "at most %d prompts", MAX_INPUTS);
 			o->inputs[o->n_inputs].kind = c == OPT_PROMPT ? IN_PROMPT :
