@@ -73,8 +73,9 @@ static void rbln_device_fini_sched(struct drm_device *drm, void *arg)
 	rbln_device_cancel_jobs(rdev, -ECANCELED);
 	wait_event(rdev->idle_wq, !atomic_read(&rdev->live_queues) &&
 		   !atomic_read(&rdev->live_jobs));
-	rbln_sched_fini(rdev);
+	/* Nothing runs: the watchdog does not come back once stopped. */
 	cancel_delayed_work_sync(&rdev->watchdog);
+	rbln_sched_fini(rdev);
 }
 
 /**

@@ -306,6 +306,8 @@ static int quick(void)
 		npu_queue_destroy(q);
 	}
 	cross_device(&w, bufs);
+	vt_result(npu_context_backend(ctx) == NPU_BACKEND_KERNEL,
+		  "libnpu picked the kernel backend by itself");
 	vt_result(w.failures == 0 && atomic_load(&jobs) >= 3 * ndev,
 		  "quick use of %u devices: %lu jobs%s%s", ndev, atomic_load(&jobs),
 		  w.failures ? ": " : "", w.why);

@@ -81,6 +81,12 @@ newest_kver() {
 install_packages() {
 	local need=() kver
 
+	[ "${VM_NO_INSTALL:-0}" = 1 ] && return 0
+	# The project's installer knows the userspace build dependencies too.
+	if [ -f "$top/tools/install-deps.sh" ]; then
+		bash "$top/tools/install-deps.sh" --kernel >/dev/null ||
+			die "tools/install-deps.sh --kernel"
+	fi
 	command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 	dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' ||
 		need+=(busybox-static)
@@ -90,15 +96,13 @@ install_packages() {
 	command -v gcc >/dev/null || need+=(gcc)
 	command -v meson >/dev/null || need+=(meson)
 	command -v ninja >/dev/null || need+=(ninja-build)
-	kver=$(newest_kver)
 	if [ ${#need[@]} -gt 0 ]; then
-		[ "${VM_NO_INSTALL:-0}" = 1 ] && die "missing packages: ${need[*]}"
 		say "installing ${need[*]}"
 		apt-get update -q >/dev/null || die "apt-get update"
 		apt-get install -y -q "${need[@]}" >/dev/null || die "apt-get install ${need[*]}"
 	fi
+	kver=$(newest_kver)
 	if [ -z "$kver" ] || [ ! -f "/boot/vmlinuz-$kver" ] || [ ! -d "/lib/modules/$kver" ]; then
-		[ "${VM_NO_INSTALL:-0}" = 1 ] && die "the 6.12 kernel image and headers are missing"
 		add_backports
 		say "installing the 6.12 kernel image and headers from bookworm-backports"
 		apt-get update -q >/dev/null || die "apt-get update"
