@@ -127,7 +127,21 @@ u16 rbln_model_cmd_size(u16 opcode);
 u32 rbln_model_check_compute(const struct rbln_model_cmd *cmd,
 			     const struct rbln_model_bo *bos, u32 nbos,
 			     u16 *operand);
-u32 rbln_model_dtype_size(u32 dtype);
+
+/**
+ * rbln_model_dtype_size() - bytes per element of an &enum rbln_isa_dtype
+ * @dtype: a valid dtype
+ *
+ * Inline: the kernels use it in address arithmetic, where a constant
+ * dtype must fold into a constant stride.
+ *
+ * Return: 4 for float32, 2 for the 16-bit types.
+ */
+static inline u32 rbln_model_dtype_size(u32 dtype)
+{
+	return dtype == RBLN_DTYPE_F32 ? 4 : 2;
+}
+
 u64 rbln_model_attention_work(const struct rbln_isa_attention *c);
 
 /* rbln_model_ops_dma.c */

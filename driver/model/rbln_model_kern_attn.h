@@ -49,71 +49,94 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(exp1)(float x)
 }
 
 /**
- * rbln_k_token_offset() - byte offset of a token's head in the caches
+ * rbln_k_tile_offsets() - byte offsets of @nt tokens' KV head in the caches
  * @at: the command
  * @seq: the sequence
- * @t: the token, below the sequence's ctx_len
+ * @t0: first token, @t0 + @nt <= the sequence's ctx_len
+ * @nt: tokens, 1 to RBLN_MODEL_ATTN_TILE
  * @kvh: the KV head
- * @off: the offset
+ * @off: the offsets
  *
- * Reads the block table entry once (it is run-time data) and checks it.
+ * Walks the blocks with one division per tile; each block-table entry is
+ * read once (it is run-time data) and checked before any use.
  *
  * Return: 0, or -RBLN_EIO for a block id outside the cache.
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR int
-RBLN_K(token_offset)(const struct rbln_model_attn *at,
-		     const struct rbln_model_seq *seq, u64 t, u32 kvh, u64 *off)
+RBLN_K(tile_offsets)(const struct rbln_model_attn *at,
+		     const struct rbln_model_seq *seq, u64 t0, u32 nt, u32 kvh,
+		     u64 *off)
 {
 	const struct rbln_isa_attention *c = at->cmd;
-	s32 b = rbln_os_read_once_s32(seq->table + 4 * (t / c->block_size));
+	u64 row = (u64)c->kv_heads * c->head_dim *
+		  rbln_model_dtype_size(c->dtype);
+	u64 head = (u64)kvh * c->head_dim * rbln_model_dtype_size(c->dtype);
+	u64 blk = t0 / c->block_size;
+	u32 in = (u32)(t0 % c->block_size);
+	u32 t;
+	s32 b;
 
+	b = rbln_os_read_once_s32(seq->table + 4 * blk);
 	if (b < 0 || (u64)b >= at->num_blocks)
 		return -RBLN_EIO;
-	*off = (((u64)b * c->block_size + t % c->block_size) * c->kv_heads +
-		kvh) * c->head_dim * rbln_model_dtype_size(c->dtype);
+	for (t = 0; t < nt; t++, in++) {
+		if (in == c->block_size) {
+			in = 0;
+			blk++;
+			b = rbln_os_read_once_s32(seq->table + 4 * blk);
+			if (b < 0 || (u64)b >= at->num_blocks)
+				return -RBLN_EIO;
+		}
+		off[t] = ((u64)b * c->block_size + in) * row + head;
+	}
 	return 0;
+}
+
+/* Asks for the keys and values of a tile before they are needed. */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(tile_prefetch)(const struct rbln_model_attn *at, const u64 *off,
+		      u32 nt, u32 bytes)
+{
+	u32 t, b;
+
+	for (t = 0; t < nt; t++)
+		for (b = 0; b < bytes; b += 64) {
+			__builtin_prefetch(at->k_cache + off[t] + b);
+			__builtin_prefetch(at->v_cache + off[t] + b);
+		}
 }
 
 /**
  * rbln_k_attn_tile() - fold one tile of tokens into the partials of
  *	@nh query heads of one row
  * @at: the command
- * @seq: the sequence
- * @kvh: the KV head
+ * @off: the tile's tokens' offsets in the caches (rbln_k_tile_offsets())
  * @q: the heads' query vectors
  * @e: the heads' partials (m, l, o[head_dim]) in @work
- * @nh: heads, 1 to RBLN_K_AH
- * @t0: first token
+ * @nh: heads, 1 to RBLN_K_AH, a constant where inlined
  * @nt: tokens, 1 to RBLN_MODEL_ATTN_TILE
  * @dtype: the caches' type, a constant where inlined
- *
- * Return: 0, or -RBLN_EIO for a bad block id.
  */
-static inline RBLN_OS_INLINE RBLN_K_ATTR int
-RBLN_K(attn_tile)(const struct rbln_model_attn *at,
-		  const struct rbln_model_seq *seq, u32 kvh,
-		  const float *const *q, float *const *e, u32 nh, u64 t0,
-		  u32 nt, u32 dtype)
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(attn_tile)(const struct rbln_model_attn *at, const u64 *off,
+		  const float *const *q, float *const *e, u32 nh, u32 nt,
+		  u32 dtype)
 {
 	const struct rbln_isa_attention *c = at->cmd;
 	float p[RBLN_K_AH][RBLN_MODEL_ATTN_TILE];
-	u64 off[RBLN_MODEL_ATTN_TILE];
-	float alpha[RBLN_K_AH], scale, mt, mn, sum;
+	float alpha[RBLN_K_AH], s4[RBLN_K_AH], scale, mt, mn, sum;
 	RBLN_K_VF acc[RBLN_K_AH], o[RBLN_K_AH], kv, pv;
 	u32 es = rbln_model_dtype_size(dtype);
 	u32 d, j, t;
 
 	memcpy(&scale, &c->scale, 4);
 	/* Lanes past the tile's end: e^-inf = 0, never summed anyway. */
-#pragma GCC unroll 4
 	for (j = 0; j < nh; j++)
 		for (t = nt; t < RBLN_MODEL_ATTN_TILE; t++)
 			p[j][t] = -__builtin_inff();
 	for (t = 0; t < nt; t++) {
-		if (RBLN_K(token_offset)(at, seq, t0 + t, kvh, &off[t]))
-			return -RBLN_EIO;
 #pragma GCC unroll 4
-		for (j = 0; j < nh; j++)
+		for (j = 0; j < RBLN_K_AH; j++)
 			acc[j] = RBLN_K(zero)();
 		for (d = 0; d < c->head_dim; d += RBLN_K_W) {
 			kv = RBLN_K(cache_load)(at->k_cache + off[t] + d * es,
@@ -124,9 +147,10 @@ RBLN_K(attn_tile)(const struct rbln_model_attn *at,
 				RBLN_K_MADD(acc[j], pv, kv);
 			}
 		}
+		RBLN_K(hsum4)(acc, s4);
 #pragma GCC unroll 4
 		for (j = 0; j < nh; j++)
-			p[j][t] = scale * RBLN_K(hsum)(acc[j]);
+			p[j][t] = scale * s4[j];
 	}
 #pragma GCC unroll 4
 	for (j = 0; j < nh; j++) {
@@ -166,25 +190,78 @@ RBLN_K(attn_tile)(const struct rbln_model_attn *at,
 		for (j = 0; j < nh; j++)
 			memcpy(e[j] + 2 + d, &o[j], sizeof(o[j]));
 	}
-	return 0;
 }
 
 /* rbln_k_attn_tile() with the head count a constant, for registers. */
-static inline RBLN_OS_INLINE RBLN_K_ATTR int
-RBLN_K(attn_heads)(const struct rbln_model_attn *at,
-		   const struct rbln_model_seq *seq, u32 kvh,
-		   const float *const *q, float *const *e, u32 nh, u64 t0,
-		   u32 nt, u32 dtype)
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(attn_heads)(const struct rbln_model_attn *at, const u64 *off,
+		   const float *const *q, float *const *e, u32 nh, u32 nt,
+		   u32 dtype)
 {
 	switch (nh) {
 	case 1:
-		return RBLN_K(attn_tile)(at, seq, kvh, q, e, 1, t0, nt, dtype);
+		RBLN_K(attn_tile)(at, off, q, e, 1, nt, dtype);
+		break;
 	case 2:
-		return RBLN_K(attn_tile)(at, seq, kvh, q, e, 2, t0, nt, dtype);
+		RBLN_K(attn_tile)(at, off, q, e, 2, nt, dtype);
+		break;
 	case 3:
-		return RBLN_K(attn_tile)(at, seq, kvh, q, e, 3, t0, nt, dtype);
+		RBLN_K(attn_tile)(at, off, q, e, 3, nt, dtype);
+		break;
+	default:
+		RBLN_K(attn_tile)(at, off, q, e, 4, nt, dtype);
+		break;
 	}
-	return RBLN_K(attn_tile)(at, seq, kvh, q, e, 4, t0, nt, dtype);
+}
+
+/**
+ * rbln_k_attn_tokens() - fold tokens [@t0, @t1) into @nh heads' partials
+ * @at: the command
+ * @seq: the sequence
+ * @kvh: the KV head
+ * @q: the heads' query vectors
+ * @e: the heads' partials
+ * @nh: heads, 1 to RBLN_K_AH
+ * @t0: first token, on a tile boundary of its partition
+ * @t1: one past the last
+ * @dtype: the caches' type
+ *
+ * While one tile is computed, the next one's keys and values are already
+ * on their way: a KV head's slice of a token is a short run in a long
+ * row, a stride the hardware prefetchers do not follow far enough ahead.
+ *
+ * Return: 0, or -RBLN_EIO for a bad block id.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR int
+RBLN_K(attn_tokens)(const struct rbln_model_attn *at,
+		    const struct rbln_model_seq *seq, u32 kvh,
+		    const float *const *q, float *const *e, u32 nh, u64 t0,
+		    u64 t1, u32 dtype)
+{
+	u64 off[2][RBLN_MODEL_ATTN_TILE];
+	u32 bytes = at->cmd->head_dim * rbln_model_dtype_size(dtype);
+	u32 nt, nn, cur = 0;
+	u64 t;
+
+	if (t0 >= t1)
+		return 0;
+	nt = t1 - t0 < RBLN_MODEL_ATTN_TILE ? t1 - t0 : RBLN_MODEL_ATTN_TILE;
+	if (RBLN_K(tile_offsets)(at, seq, t0, nt, kvh, off[cur]))
+		return -RBLN_EIO;
+	RBLN_K(tile_prefetch)(at, off[cur], nt, bytes);
+	for (t = t0; t < t1; t += nt, nt = nn, cur ^= 1) {
+		nn = 0;
+		if (t + nt < t1) {
+			nn = t1 - t - nt < RBLN_MODEL_ATTN_TILE ?
+			     t1 - t - nt : RBLN_MODEL_ATTN_TILE;
+			if (RBLN_K(tile_offsets)(at, seq, t + nt, nn, kvh,
+						 off[cur ^ 1]))
+				return -RBLN_EIO;
+			RBLN_K(tile_prefetch)(at, off[cur ^ 1], nn, bytes);
+		}
+		RBLN_K(attn_heads)(at, off[cur], q, e, nh, nt, dtype);
+	}
+	return 0;
 }
 
 /**
@@ -213,8 +290,8 @@ RBLN_K(attn_rows)(const struct rbln_model_attn *at,
 	u64 base = seq->ctx_len - seq->q_len;
 	const float *q[RBLN_K_AH] = { NULL };
 	float *e[RBLN_K_AH] = { NULL };
-	u64 pos, r, t0, t1, t;
-	u32 i, hb, nh, j, h, nt;
+	u64 pos, r, t0, t1;
+	u32 i, hb, nh, j, h;
 
 	if (pend > seq->ctx_len)
 		pend = seq->ctx_len;
@@ -245,13 +322,9 @@ RBLN_K(attn_rows)(const struct rbln_model_attn *at,
 				memset(e[j], 0, ent * 4);
 				e[j][0] = -__builtin_inff();
 			}
-			for (t = t0; t < t1; t += nt) {
-				nt = t1 - t < RBLN_MODEL_ATTN_TILE ?
-				     t1 - t : RBLN_MODEL_ATTN_TILE;
-				if (RBLN_K(attn_heads)(at, seq, kvh, q, e, nh,
-						       t, nt, dtype))
-					return -RBLN_EIO;
-			}
+			if (RBLN_K(attn_tokens)(at, seq, kvh, q, e, nh, t0,
+						t1, dtype))
+				return -RBLN_EIO;
 		}
 	}
 	return 0;

@@ -40,6 +40,7 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF RBLN_K(splat)(float x)
 
 #define RBLN_K_SPLAT(x)	RBLN_K(splat)(x)
 
+#define RBLN_K_F4	float __attribute__((vector_size(16)))
 #define RBLN_K_F16_INF		0x7c00U
 #define RBLN_K_F32_EXP		0x7f800000U
 #define RBLN_K_F32_ABS		0x7fffffffU
@@ -235,6 +236,47 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(hsum)(RBLN_K_VF v)
 		for (i = 0; i < n; i++)
 			l[i] += l[i + n];
 	return l[0];
+}
+
+/**
+ * rbln_k_hsum4() - the lane sums of four vectors at once
+ * @v: the four vectors
+ * @out: their four sums
+ *
+ * A transposing tree of pairwise adds (a shuffle network instead of four
+ * separate reductions): adjacent lanes first, then pairs of pairs, then
+ * the two halves of a 256-bit vector. A fixed order, like rbln_k_hsum()'s
+ * but not the same one.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(hsum4)(const RBLN_K_VF *v, float *out)
+{
+#if RBLN_K_W == 8
+	RBLN_K_VF a = __builtin_shufflevector(v[0], v[1], 0, 2, 8, 10, 4, 6,
+					      12, 14) +
+		      __builtin_shufflevector(v[0], v[1], 1, 3, 9, 11, 5, 7,
+					      13, 15);
+	RBLN_K_VF b = __builtin_shufflevector(v[2], v[3], 0, 2, 8, 10, 4, 6,
+					      12, 14) +
+		      __builtin_shufflevector(v[2], v[3], 1, 3, 9, 11, 5, 7,
+					      13, 15);
+	RBLN_K_VF c = __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12,
+					      14) +
+		      __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
+	RBLN_K_F4 r;
+
+	r = __builtin_shufflevector(c, c, 0, 1, 2, 3) +
+	    __builtin_shufflevector(c, c, 4, 5, 6, 7);
+#else
+	RBLN_K_VF a = __builtin_shufflevector(v[0], v[1], 0, 2, 4, 6) +
+		      __builtin_shufflevector(v[0], v[1], 1, 3, 5, 7);
+	RBLN_K_VF b = __builtin_shufflevector(v[2], v[3], 0, 2, 4, 6) +
+		      __builtin_shufflevector(v[2], v[3], 1, 3, 5, 7);
+	RBLN_K_VF r = __builtin_shufflevector(a, b, 0, 2, 4, 6) +
+		      __builtin_shufflevector(a, b, 1, 3, 5, 7);
+#endif
+
+	memcpy(out, &r, 4 * sizeof(float));
 }
 
 /* ------------------------------------------------------ double scalars */

@@ -148,7 +148,7 @@ static RBLN_K_ATTR void RBLN_K(rms_sumsq)(const u8 *x, u32 n, u32 *acc)
 static inline RBLN_K_ATTR float RBLN_K(sqrtf)(float x)
 {
 #if defined(__x86_64__)
-	float __attribute__((vector_size(16))) v = { x, 0, 0, 0 };
+	RBLN_K_F4 v = { x, 0, 0, 0 };
 
 	return __builtin_ia32_sqrtps(v)[0];
 #else

@@ -44,17 +44,6 @@ static const struct rbln_model_operand_rule rbln_model_rule_h_w = {
 	.access = RBLN_MODEL_WRITE, .offset_align = 2, .size_align = 2,
 };
 
-/**
- * rbln_model_dtype_size() - bytes per element of an &enum rbln_isa_dtype
- * @dtype: a valid dtype
- *
- * Return: 4 for float32, 2 for the 16-bit types.
- */
-u32 rbln_model_dtype_size(u32 dtype)
-{
-	return dtype == RBLN_DTYPE_F32 ? 4 : 2;
-}
-
 /* The rule for a tensor of @dtype, read or written. */
 static const struct rbln_model_operand_rule *
 rbln_model_rule_dtype(u32 dtype, bool write)
