@@ -418,7 +418,40 @@ static void test_errors(void **state)
 	npu_buffer_free(buf);
 }
 
+/*
+ * RBLN_CPU_VARIANT picks the emulated devices' CPU variant (rbln.ko has a
+ * module parameter instead): a name it does not know fails context
+ * creation. The emulated backend exists in every process, so this runs
+ * whichever backend the rest of the suite uses.
+ */
+static void test_cpu_variant_env(void **state)
+{
+	const struct npu_context_options emul = {
+		.struct_size = sizeof(emul), .backend = NPU_BACKEND_EMUL,
+		.emul_devices = 1,
+	};
+	const char *old = getenv("RBLN_CPU_VARIANT");
+	char *saved = old ? strdup(old) : NULL;
+	npu_context *ctx = NULL;
+
+	(void)state;
+	setenv("RBLN_CPU_VARIANT", "sse9", 1);
+	assert_npu(npu_context_create(&emul, &ctx), -EINVAL);
+	assert_detail_contains("RBLN_CPU_VARIANT");
+	setenv("RBLN_CPU_VARIANT", "baseline", 1);
+	assert_ok(npu_context_create(&emul, &ctx));
+	npu_context_destroy(ctx);
+	/* Back to what the run asked for (the choice is process-wide). */
+	setenv("RBLN_CPU_VARIANT", saved ? saved : "auto", 1);
+	assert_ok(npu_context_create(&emul, &ctx));
+	npu_context_destroy(ctx);
+	if (!saved)
+		unsetenv("RBLN_CPU_VARIANT");
+	free(saved);
+}
+
 const struct CMUnitTest conf_compute_tests[] = {
+	cmocka_unit_test(test_cpu_variant_env),
 	cmocka_unit_test_setup_teardown(test_matmul, fixture_setup,
 					fixture_teardown),
 	cmocka_unit_test_setup_teardown(test_layer_stream, fixture_setup,
