@@ -36,15 +36,16 @@ struct rbln_model_add_job {
 };
 
 /**
- * rbln_model_f32_add_select() - the best ADD variant for this CPU
+ * rbln_model_f32_add_select() - the ADD variant of the model's CPU variant
  *
- * Return: the AVX2 variant where the CPU and OS support it, else the
- * generic one. Both give identical bits; only speed differs.
+ * Return: the AVX2 variant when the model runs its AVX2 kernels
+ * (rbln_model_cpu()), else the generic one. Both give identical bits;
+ * only speed differs.
  */
 rbln_model_f32_add_fn rbln_model_f32_add_select(void)
 {
 #if defined(__x86_64__)
-	if (rbln_os_cpu_has_avx2())
+	if (rbln_model_cpu() == RBLN_MODEL_CPU_AVX2)
 		return rbln_model_f32_add_avx2;
 #endif
 	return rbln_model_f32_add_generic;

@@ -365,13 +365,52 @@ static void test_add_select(void **state)
 
 	(void)state;
 #if defined(__x86_64__)
-	if (__builtin_cpu_supports("avx2"))
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
 		assert_ptr_equal(fn, rbln_model_f32_add_avx2);
 	else
 		assert_ptr_equal(fn, rbln_model_f32_add_generic);
+	/* The forced variant decides, as for the compute kernels. */
+	assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_BASELINE), 0);
+	assert_ptr_equal(rbln_model_f32_add_select(),
+			 rbln_model_f32_add_generic);
+	assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AUTO), 0);
 #else
 	assert_ptr_equal(fn, rbln_model_f32_add_generic);
 #endif
+}
+
+static void test_cpu_api(void **state)
+{
+	(void)state;
+	assert_int_equal(rbln_model_cpu_parse("auto"), RBLN_MODEL_CPU_AUTO);
+	assert_int_equal(rbln_model_cpu_parse("baseline\n"),
+			 RBLN_MODEL_CPU_BASELINE);
+	assert_int_equal(rbln_model_cpu_parse("avx2"), RBLN_MODEL_CPU_AVX2);
+	assert_int_equal(rbln_model_cpu_parse("avx"), -RBLN_EINVAL);
+	assert_int_equal(rbln_model_cpu_parse("avx22"), -RBLN_EINVAL);
+	assert_int_equal(rbln_model_cpu_parse("avx2\n\n"), -RBLN_EINVAL);
+	assert_int_equal(rbln_model_cpu_parse(""), -RBLN_EINVAL);
+	assert_int_equal(rbln_model_cpu_parse(NULL), -RBLN_EINVAL);
+	assert_string_equal(rbln_model_cpu_name(RBLN_MODEL_CPU_BASELINE),
+			    "baseline");
+	assert_null(rbln_model_cpu_name(RBLN_MODEL_CPU_COUNT));
+	assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_COUNT),
+			 -RBLN_EINVAL);
+	assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_BASELINE), 0);
+	assert_int_equal(rbln_model_cpu(), RBLN_MODEL_CPU_BASELINE);
+	assert_string_equal(rbln_model_kernels()->name, "baseline");
+	assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AUTO), 0);
+	assert_true(rbln_model_cpu() != RBLN_MODEL_CPU_AUTO);
+#if defined(__x86_64__)
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+		assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AVX2), 0);
+		assert_string_equal(rbln_model_kernels()->name, "avx2");
+	} else {
+		assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AVX2),
+				 -RBLN_EINVAL);
+	}
+#endif
+	assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AUTO), 0);
 }
 
 int main(void)
@@ -386,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_add_engines),
 		cmocka_unit_test(test_add_small_stays_serial),
 		cmocka_unit_test(test_add_select),
+		cmocka_unit_test(test_cpu_api),
 	};
 
 	rng_seed_from_env();
