@@ -191,6 +191,22 @@ t_smi_memory() {
 	[ "$during" -ge $((before + 96 * 1048576)) ] && [ "$after" -eq "$before" ] && [ "$ctxs" -eq $NDEV ]
 }
 
+# A submitting process killed with SIGKILL: its jobs end or are dropped,
+# memory comes back, the devices are idle.
+t_kill() {
+	local pid i
+	"$BUILD_DIR/tests/vm/rbln-vm-stress" -s 60 -t 2 >/dev/null 2>&1 &
+	pid=$!
+	sleep 4
+	kill -9 $pid
+	wait $pid 2>/dev/null
+	for i in $(seq 100); do
+		all_idle >/dev/null && return 0
+		sleep 0.2
+	done
+	all_idle
+}
+
 t_rmmod_busy() {
 	local rc
 	exec 9<>/dev/rbln0
@@ -247,6 +263,7 @@ main() {
 	tap compare "$B/rbln-vm-compare" 8
 	tap stress "$B/rbln-vm-stress" -s "$VM_STRESS_SECONDS" -t 1
 	check "devices idle and memory returned after the stress run" all_idle
+	check "a submitter killed with SIGKILL leaves the devices idle" t_kill
 	tap fault "$B/rbln-vm-fault" $TIMEOUT_MS
 	tap unplug "$B/rbln-vm-unplug" 3
 	make_links

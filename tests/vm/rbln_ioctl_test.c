@@ -459,6 +459,72 @@ static void test_wait(void)
 	vt_expect(vt_ioctl(fd, DRM_IOCTL_RBLN_WAIT, (void *)BAD_PTR), -EFAULT, "wait: bad argument pointer");
 }
 
+/*
+ * Mutated streams: a valid stream with random bytes changed. Each must be
+ * rejected with -EINVAL or run; the kernel must survive all of them.
+ */
+static void test_mutations(void)
+{
+	struct drm_rbln_bo_ref refs[2] = {
+		{ .handle = data_bo, .flags = DRM_RBLN_BO_READ | DRM_RBLN_BO_WRITE },
+		{ .handle = host_bo, .flags = DRM_RBLN_BO_READ | DRM_RBLN_BO_WRITE },
+	};
+	static struct vt_stream base;
+	struct drm_rbln_submit_diag diag;
+	struct drm_rbln_submit s;
+	unsigned int rejected = 0, ran = 0, bad = 0, late = 0;
+	uint64_t rng = 0x2545f4914f6cdd1dULL ^ (uint64_t)vt_now();
+	struct rbln_isa_cmd nop = { .opcode = RBLN_OP_NOP, .size = 16 };
+	struct rbln_isa_cmd barrier = { .opcode = RBLN_OP_BARRIER, .size = 8 };
+	uint8_t zero16[16] = { 0 };
+
+	vt_stream_init(&base);
+	vt_fill(&base, 0, 0, 65536, 0x3f800000);
+	vt_copy(&base, 1, 100, 0, 3, 999);
+	memcpy(zero16, &nop, sizeof(nop));
+	vt_stream_put(&base, zero16, 16);
+	vt_add(&base, 0, 4096, 0, 4096, 0, 0, 4096);
+	vt_stream_put(&base, &barrier, 8);
+	vt_sem_signal(&base, 1, 8192, RBLN_SEM_ADD, 1);
+	vt_copy(&base, 0, 65536, 1, 0, 16384);
+
+	for (unsigned int i = 0; i < 2000; i++) {
+		static struct vt_stream m;
+		unsigned int flips = 1 + (unsigned int)(rng % 4);
+		int ret, status = 0;
+
+		m = base;
+		for (unsigned int f = 0; f < flips; f++) {
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			m.buf[rng % m.size] ^= (uint8_t)(1u << ((rng >> 32) % 8));
+		}
+		put_stream(&m, 0);
+		s = base_submit(refs, 2, m.size);
+		s.diag = (uintptr_t)&diag;
+		ret = submit(&s);
+		if (ret == -EINVAL && diag.reason) {
+			rejected++;
+			continue;
+		}
+		if (ret) {
+			bad++;
+			printf("# mutation %u: submit %d\n", i, ret);
+			continue;
+		}
+		ret = vt_wait_job(fd, queue, s.job_id, vt_now() + 1000000000LL, &status);
+		if (ret == -ETIME)
+			late++;
+		else if (ret || (status && status != -ETIMEDOUT))
+			bad++;
+		else
+			ran++;
+	}
+	vt_result(bad == 0, "2000 mutated streams: %u rejected, %u ran, %u still running, %u wrong",
+		  rejected, ran, late, bad);
+}
+
 static void test_misc(void)
 {
 	struct drm_rbln_query q = { 0 };
@@ -502,6 +568,7 @@ int main(int argc, char **argv)
 	test_prime();
 	test_submit();
 	test_wait();
+	test_mutations();
 	test_queues();
 	test_misc();
 
