@@ -4,9 +4,12 @@
  * data, checked here), the pieces of the two phases and their FPU
  * brackets.
  *
- * Phase one computes the partial results of every (sequence, KV head,
- * partition), each piece independent of the others: that is where decode
- * gets its parallelism, since one long sequence yields many partitions.
+ * Phase one computes the partial results of every (sequence, partition,
+ * group of KV heads), each piece independent of the others: that is where
+ * decode gets its parallelism, since one long sequence yields many
+ * partitions. A piece covers all KV heads when there are enough pieces
+ * for the engines (its tokens' rows are then read front to back), fewer
+ * otherwise; how heads are grouped does not change any result.
  * Phase two merges each query row's partitions in order. A piece is cut
  * into brackets of a few rows by RBLN_MODEL_ATTN_TOKENS tokens (a
  * multiple of the tile, so the tiles, and with them the numerics, are
@@ -59,20 +62,39 @@ static int rbln_model_attn_seq(const struct rbln_model_attn *at, u64 s,
 /* Query rows per bracket. */
 static u32 rbln_model_attn_rows(const struct rbln_model_attn *at)
 {
-	u32 per = RBLN_MODEL_ATTN_BUDGET / (at->group * at->cmd->head_dim);
+	u32 per = RBLN_MODEL_ATTN_BUDGET /
+		  (at->group * at->kv_per_piece * at->cmd->head_dim);
 
 	return per ? per : 1;
 }
 
-/* Phase one: the partials of one (sequence, KV head, partition). */
+/*
+ * KV heads per piece: all of them, unless that leaves fewer than four
+ * pieces per engine; then halved until there are enough (or one head).
+ */
+static void rbln_model_attn_groups(struct rbln_model_attn *at, u32 engines)
+{
+	u32 kvh = at->cmd->kv_heads;
+	u64 base = at->nseqs * at->parts;
+
+	at->kv_per_piece = kvh;
+	while (at->kv_per_piece > 1 &&
+	       base * ((kvh + at->kv_per_piece - 1) / at->kv_per_piece) <
+	       4ULL * engines)
+		at->kv_per_piece = (at->kv_per_piece + 1) / 2;
+	at->kv_groups = (kvh + at->kv_per_piece - 1) / at->kv_per_piece;
+}
+
+/* Phase one: the partials of one (sequence, partition, KV head group). */
 static int rbln_model_attn_piece(struct rbln_model_par *par, u64 piece)
 {
 	const struct rbln_model_attn *at = par->ctx;
 	const struct rbln_isa_attention *c = at->cmd;
-	u64 per_seq = (u64)c->kv_heads * at->parts;
+	u64 per_seq = (u64)at->kv_groups * at->parts;
 	u64 s = piece / per_seq;
-	u32 kvh = (u32)(piece % per_seq / at->parts);
-	u64 part = piece % at->parts;
+	u64 part = piece % per_seq / at->kv_groups;
+	u32 k0 = (u32)(piece % at->kv_groups) * at->kv_per_piece;
+	u32 k1 = k0 + at->kv_per_piece;
 	u64 pstart = part * c->partition_len;
 	u32 rb = rbln_model_attn_rows(at);
 	struct rbln_model_seq seq;
@@ -80,6 +102,8 @@ static int rbln_model_attn_piece(struct rbln_model_par *par, u64 piece)
 	u32 i, i1;
 	int ret;
 
+	if (k1 > c->kv_heads)
+		k1 = c->kv_heads;
 	ret = rbln_model_attn_seq(at, s, &seq);
 	if (ret)
 		return ret < 0 ? ret : 0;
@@ -99,8 +123,8 @@ static int rbln_model_attn_piece(struct rbln_model_par *par, u64 piece)
 			if (rbln_model_par_stopped(par))
 				return 0;
 			rbln_os_fpu_begin();
-			ret = par->kern->attn_part(at, &seq, kvh, part, i, i1, j,
-						   j1);
+			ret = par->kern->attn_part(at, &seq, k0, k1, part, i, i1,
+						   j, j1);
 			rbln_os_fpu_end();
 			if (ret)
 				return ret;
@@ -172,8 +196,9 @@ int rbln_model_exec_attention(const struct rbln_isa_attention *c,
 	if (!at.out || !at.q || !at.k_cache || !at.v_cache || !at.seqs ||
 	    !at.tables || !at.work)
 		return -RBLN_EIO;
+	rbln_model_attn_groups(&at, env->engines);
 	/* Validation bounds kv_heads * parts by the size of @work. */
-	if (__builtin_mul_overflow(at.nseqs, (u64)c->kv_heads * at.parts,
+	if (__builtin_mul_overflow(at.nseqs, (u64)at.kv_groups * at.parts,
 				   &par.pieces))
 		return -RBLN_EIO;
 	ret = rbln_model_par_run(&par, 1);

@@ -222,6 +222,8 @@ struct rbln_model_mm {
  * @table_rows: rows of @tables
  * @parts: partitions per row in @work (P)
  * @group: query heads per KV head
+ * @kv_per_piece: KV heads one piece of phase one covers
+ * @kv_groups: pieces per (sequence, partition): ceil(kv_heads / that)
  */
 struct rbln_model_attn {
 	const struct rbln_isa_attention *cmd;
@@ -238,6 +240,8 @@ struct rbln_model_attn {
 	u64 table_rows;
 	u64 parts;
 	u32 group;
+	u32 kv_per_piece;
+	u32 kv_groups;
 };
 
 /**
@@ -269,11 +273,11 @@ struct rbln_model_seq {
  * @rope: ROPE token rows [t0, t1); -RBLN_EIO on a negative position
  * @swiglu: dst = silu(gate) * up over @n elements
  * @kv_write: KV_WRITE tokens [t0, t1); -RBLN_EIO on a bad slot
- * @attn_part: ATTENTION: continue the partial results of one sequence, KV
- *	head and partition over its tokens [j0, j1) (j0 a multiple of
- *	RBLN_MODEL_ATTN_TILE from the partition's start; j0 at the start
- *	begins the partials) for query rows [i0, i1) of the sequence;
- *	-RBLN_EIO on a bad block id
+ * @attn_part: ATTENTION: continue the partial results of one sequence,
+ *	KV heads [k0, k1) and partition over its tokens [j0, j1) (j0 a
+ *	multiple of RBLN_MODEL_ATTN_TILE from the partition's start; j0 at
+ *	the start begins the partials) for query rows [i0, i1) of the
+ *	sequence; -RBLN_EIO on a bad block id
  * @attn_merge: merge the partials of the sequence's query rows [i0, i1)
  *	(all heads) into the output
  * @argmax: fold @n elements starting at column @col into the running
@@ -299,8 +303,8 @@ struct rbln_model_kernels {
 			const u8 *k, const u8 *v, const u8 *slots,
 			u64 num_blocks, u64 t0, u64 t1);
 	int (*attn_part)(const struct rbln_model_attn *at,
-			 const struct rbln_model_seq *seq, u32 kvh, u64 part,
-			 u32 i0, u32 i1, u64 j0, u64 j1);
+			 const struct rbln_model_seq *seq, u32 k0, u32 k1,
+			 u64 part, u32 i0, u32 i1, u64 j0, u64 j1);
 	void (*attn_merge)(const struct rbln_model_attn *at,
 			   const struct rbln_model_seq *seq, u32 i0, u32 i1);
 	void (*argmax)(const u8 *x, u32 n, u32 col, u32 *best);

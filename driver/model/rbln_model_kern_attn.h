@@ -49,13 +49,12 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(exp1)(float x)
 }
 
 /**
- * rbln_k_tile_offsets() - byte offsets of @nt tokens' KV head in the caches
+ * rbln_k_tile_offsets() - byte offsets of @nt tokens' rows in the caches
  * @at: the command
  * @seq: the sequence
  * @t0: first token, @t0 + @nt <= the sequence's ctx_len
  * @nt: tokens, 1 to RBLN_MODEL_ATTN_TILE
- * @kvh: the KV head
- * @off: the offsets
+ * @off: the offsets of the tokens' [kv_heads, head_dim] rows
  *
  * Walks the blocks with one division per tile; each block-table entry is
  * read once (it is run-time data) and checked before any use.
@@ -64,13 +63,11 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(exp1)(float x)
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR int
 RBLN_K(tile_offsets)(const struct rbln_model_attn *at,
-		     const struct rbln_model_seq *seq, u64 t0, u32 nt, u32 kvh,
-		     u64 *off)
+		     const struct rbln_model_seq *seq, u64 t0, u32 nt, u64 *off)
 {
 	const struct rbln_isa_attention *c = at->cmd;
 	u64 row = (u64)c->kv_heads * c->head_dim *
 		  rbln_model_dtype_size(c->dtype);
-	u64 head = (u64)kvh * c->head_dim * rbln_model_dtype_size(c->dtype);
 	u64 blk = t0 / c->block_size;
 	u32 in = (u32)(t0 % c->block_size);
 	u32 t;
@@ -87,20 +84,20 @@ RBLN_K(tile_offsets)(const struct rbln_model_attn *at,
 			if (b < 0 || (u64)b >= at->num_blocks)
 				return -RBLN_EIO;
 		}
-		off[t] = ((u64)b * c->block_size + in) * row + head;
+		off[t] = ((u64)b * c->block_size + in) * row;
 	}
 	return 0;
 }
 
-/* Asks for the keys and values of a tile before they are needed. */
+/* Asks for bytes [@from, @to) of a tile's rows before they are needed. */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
 RBLN_K(tile_prefetch)(const struct rbln_model_attn *at, const u64 *off,
-		      u32 nt, u32 bytes)
+		      u32 nt, u32 from, u32 to)
 {
 	u32 t, b;
 
 	for (t = 0; t < nt; t++)
-		for (b = 0; b < bytes; b += 64) {
+		for (b = from; b < to; b += 64) {
 			__builtin_prefetch(at->k_cache + off[t] + b);
 			__builtin_prefetch(at->v_cache + off[t] + b);
 		}
@@ -110,7 +107,8 @@ RBLN_K(tile_prefetch)(const struct rbln_model_attn *at, const u64 *off,
  * rbln_k_attn_tile() - fold one tile of tokens into the partials of
  *	@nh query heads of one row
  * @at: the command
- * @off: the tile's tokens' offsets in the caches (rbln_k_tile_offsets())
+ * @off: the tile's tokens' rows in the caches (rbln_k_tile_offsets())
+ * @ho: the KV head's byte offset within a row
  * @q: the heads' query vectors
  * @e: the heads' partials (m, l, o[head_dim]) in @work
  * @nh: heads, 1 to RBLN_K_AH, a constant where inlined
@@ -118,16 +116,18 @@ RBLN_K(tile_prefetch)(const struct rbln_model_attn *at, const u64 *off,
  * @dtype: the caches' type, a constant where inlined
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
-RBLN_K(attn_tile)(const struct rbln_model_attn *at, const u64 *off,
+RBLN_K(attn_tile)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
 		  const float *const *q, float *const *e, u32 nh, u32 nt,
 		  u32 dtype)
 {
 	const struct rbln_isa_attention *c = at->cmd;
 	float p[RBLN_K_AH][RBLN_MODEL_ATTN_TILE];
 	float alpha[RBLN_K_AH], s4[RBLN_K_AH], scale, mt, mn, sum;
-	RBLN_K_VF acc[RBLN_K_AH], o[RBLN_K_AH], kv, pv;
+	RBLN_K_VF acc[RBLN_K_AH], acc2[RBLN_K_AH], o[RBLN_K_AH], o2[RBLN_K_AH];
+	RBLN_K_VF kv, kv2, pv;
 	u32 es = rbln_model_dtype_size(dtype);
 	u32 d, j, t;
+	bool w2;
 
 	memcpy(&scale, &c->scale, 4);
 	/* Lanes past the tile's end: e^-inf = 0, never summed anyway. */
@@ -135,18 +135,40 @@ RBLN_K(attn_tile)(const struct rbln_model_attn *at, const u64 *off,
 		for (t = nt; t < RBLN_MODEL_ATTN_TILE; t++)
 			p[j][t] = -__builtin_inff();
 	for (t = 0; t < nt; t++) {
+		/*
+		 * Two accumulators per head, even and odd vectors of the
+		 * head: twice the independent chains for the FMA latency.
+		 */
 #pragma GCC unroll 4
-		for (j = 0; j < RBLN_K_AH; j++)
+		for (j = 0; j < RBLN_K_AH; j++) {
 			acc[j] = RBLN_K(zero)();
-		for (d = 0; d < c->head_dim; d += RBLN_K_W) {
-			kv = RBLN_K(cache_load)(at->k_cache + off[t] + d * es,
-						dtype);
+			acc2[j] = RBLN_K(zero)();
+		}
+		for (d = 0; d + RBLN_K_W < c->head_dim; d += 2 * RBLN_K_W) {
+			kv = RBLN_K(cache_load)(at->k_cache + off[t] + ho +
+						d * es, dtype);
+			kv2 = RBLN_K(cache_load)(at->k_cache + off[t] + ho +
+						 (d + RBLN_K_W) * es, dtype);
+#pragma GCC unroll 4
+			for (j = 0; j < nh; j++) {
+				memcpy(&pv, q[j] + d, sizeof(pv));
+				RBLN_K_MADD(acc[j], pv, kv);
+				memcpy(&pv, q[j] + d + RBLN_K_W, sizeof(pv));
+				RBLN_K_MADD(acc2[j], pv, kv2);
+			}
+		}
+		if (d < c->head_dim) {
+			kv = RBLN_K(cache_load)(at->k_cache + off[t] + ho +
+						d * es, dtype);
 #pragma GCC unroll 4
 			for (j = 0; j < nh; j++) {
 				memcpy(&pv, q[j] + d, sizeof(pv));
 				RBLN_K_MADD(acc[j], pv, kv);
 			}
 		}
+#pragma GCC unroll 4
+		for (j = 0; j < RBLN_K_AH; j++)
+			acc[j] = acc[j] + acc2[j];
 		RBLN_K(hsum4)(acc, s4);
 #pragma GCC unroll 4
 		for (j = 0; j < nh; j++)
@@ -171,95 +193,191 @@ RBLN_K(attn_tile)(const struct rbln_model_attn *at, const u64 *off,
 		e[j][0] = mn;
 		e[j][1] = e[j][1] * alpha[j] + sum;
 	}
-	for (d = 0; d < c->head_dim; d += RBLN_K_W) {
+	/* Two vectors of every head at a time: eight independent chains. */
+	for (d = 0; d < c->head_dim; d += 2 * RBLN_K_W) {
+		w2 = d + RBLN_K_W < c->head_dim;
 #pragma GCC unroll 4
 		for (j = 0; j < nh; j++) {
 			memcpy(&o[j], e[j] + 2 + d, sizeof(o[j]));
 			o[j] = o[j] * alpha[j];
+			o2[j] = RBLN_K(zero)();
+			if (w2) {
+				memcpy(&o2[j], e[j] + 2 + d + RBLN_K_W,
+				       sizeof(o2[j]));
+				o2[j] = o2[j] * alpha[j];
+			}
 		}
 		for (t = 0; t < nt; t++) {
-			kv = RBLN_K(cache_load)(at->v_cache + off[t] + d * es,
-						dtype);
+			kv = RBLN_K(cache_load)(at->v_cache + off[t] + ho +
+						d * es, dtype);
+			kv2 = w2 ? RBLN_K(cache_load)(at->v_cache + off[t] + ho +
+						      (d + RBLN_K_W) * es,
+						      dtype) : RBLN_K(zero)();
 #pragma GCC unroll 4
 			for (j = 0; j < nh; j++) {
 				pv = RBLN_K_SPLAT(p[j][t]);
 				RBLN_K_MADD(o[j], pv, kv);
+				RBLN_K_MADD(o2[j], pv, kv2);
 			}
 		}
 #pragma GCC unroll 4
-		for (j = 0; j < nh; j++)
+		for (j = 0; j < nh; j++) {
 			memcpy(e[j] + 2 + d, &o[j], sizeof(o[j]));
+			if (w2)
+				memcpy(e[j] + 2 + d + RBLN_K_W, &o2[j],
+				       sizeof(o2[j]));
+		}
 	}
 }
 
 /* rbln_k_attn_tile() with the head count a constant, for registers. */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
-RBLN_K(attn_heads)(const struct rbln_model_attn *at, const u64 *off,
+RBLN_K(attn_heads)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
 		   const float *const *q, float *const *e, u32 nh, u32 nt,
 		   u32 dtype)
 {
 	switch (nh) {
 	case 1:
-		RBLN_K(attn_tile)(at, off, q, e, 1, nt, dtype);
+		RBLN_K(attn_tile)(at, off, ho, q, e, 1, nt, dtype);
 		break;
 	case 2:
-		RBLN_K(attn_tile)(at, off, q, e, 2, nt, dtype);
+		RBLN_K(attn_tile)(at, off, ho, q, e, 2, nt, dtype);
 		break;
 	case 3:
-		RBLN_K(attn_tile)(at, off, q, e, 3, nt, dtype);
+		RBLN_K(attn_tile)(at, off, ho, q, e, 3, nt, dtype);
 		break;
 	default:
-		RBLN_K(attn_tile)(at, off, q, e, 4, nt, dtype);
+		RBLN_K(attn_tile)(at, off, ho, q, e, 4, nt, dtype);
 		break;
 	}
 }
 
+/*
+ * One out-of-line tile function per cache type: each has its own stack
+ * frame, so the frames of the three types and four head counts never add
+ * up in one function (the kernel warns above 2 KiB).
+ */
+static RBLN_OS_NOINLINE RBLN_K_ATTR void
+RBLN_K(attn_heads_f32)(const struct rbln_model_attn *at, const u64 *off,
+		       u64 ho, const float *const *q, float *const *e, u32 nh,
+		       u32 nt)
+{
+	RBLN_K(attn_heads)(at, off, ho, q, e, nh, nt, RBLN_DTYPE_F32);
+}
+
+static RBLN_OS_NOINLINE RBLN_K_ATTR void
+RBLN_K(attn_heads_f16)(const struct rbln_model_attn *at, const u64 *off,
+		       u64 ho, const float *const *q, float *const *e, u32 nh,
+		       u32 nt)
+{
+	RBLN_K(attn_heads)(at, off, ho, q, e, nh, nt, RBLN_DTYPE_F16);
+}
+
+static RBLN_OS_NOINLINE RBLN_K_ATTR void
+RBLN_K(attn_heads_bf16)(const struct rbln_model_attn *at, const u64 *off,
+			u64 ho, const float *const *q, float *const *e, u32 nh,
+			u32 nt)
+{
+	RBLN_K(attn_heads)(at, off, ho, q, e, nh, nt, RBLN_DTYPE_BF16);
+}
+
 /**
- * rbln_k_attn_tokens() - fold tokens [@t0, @t1) into @nh heads' partials
+ * struct rbln_k_attn_row - one query row's part of a piece of work
+ * @r: the row (of @q and @out)
+ * @part: the partition
+ * @k0: first KV head
+ * @k1: one past the last
+ */
+struct rbln_k_attn_row {
+	u64 r;
+	u64 part;
+	u32 k0;
+	u32 k1;
+};
+
+/* One tile for every query head of KV heads [k0, k1) of one row. */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(attn_tile_heads)(const struct rbln_model_attn *at,
+			const struct rbln_k_attn_row *row, const u64 *off,
+			u32 nt, u32 dtype)
+{
+	const struct rbln_isa_attention *c = at->cmd;
+	u64 ent = (u64)c->head_dim + 2;
+	u64 hbytes = (u64)c->head_dim * rbln_model_dtype_size(dtype);
+	const float *q[RBLN_K_AH] = { NULL };
+	float *e[RBLN_K_AH] = { NULL };
+	u32 kvh, hb, nh, j, h;
+
+	for (kvh = row->k0; kvh < row->k1; kvh++)
+		for (hb = 0; hb < at->group; hb += nh) {
+			nh = at->group - hb < RBLN_K_AH ? at->group - hb :
+							  RBLN_K_AH;
+#pragma GCC unroll 4
+			for (j = 0; j < nh; j++) {
+				h = kvh * at->group + hb + j;
+				q[j] = (const float *)at->q +
+				       row->r * c->q_stride +
+				       (u64)h * c->head_dim;
+				e[j] = (float *)at->work +
+				       ((row->r * c->q_heads + h) * at->parts +
+					row->part) * ent;
+			}
+			if (dtype == RBLN_DTYPE_BF16)
+				RBLN_K(attn_heads_bf16)(at, off, kvh * hbytes,
+							q, e, nh, nt);
+			else if (dtype == RBLN_DTYPE_F16)
+				RBLN_K(attn_heads_f16)(at, off, kvh * hbytes,
+						       q, e, nh, nt);
+			else
+				RBLN_K(attn_heads_f32)(at, off, kvh * hbytes,
+						       q, e, nh, nt);
+		}
+}
+
+/**
+ * rbln_k_attn_tokens() - fold tokens [@t0, @t1) into one row's partials
  * @at: the command
  * @seq: the sequence
- * @kvh: the KV head
- * @q: the heads' query vectors
- * @e: the heads' partials
- * @nh: heads, 1 to RBLN_K_AH
+ * @row: the row, partition and KV heads
  * @t0: first token, on a tile boundary of its partition
  * @t1: one past the last
  * @dtype: the caches' type
  *
- * While one tile is computed, the next one's keys and values are already
- * on their way: a KV head's slice of a token is a short run in a long
- * row, a stride the hardware prefetchers do not follow far enough ahead.
+ * Tiles outer, heads inner: a tile's token rows are read front to back for
+ * all the piece's KV heads (a stream the prefetchers follow), and while
+ * one tile is computed the next one's rows are already on their way.
  *
  * Return: 0, or -RBLN_EIO for a bad block id.
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR int
 RBLN_K(attn_tokens)(const struct rbln_model_attn *at,
-		    const struct rbln_model_seq *seq, u32 kvh,
-		    const float *const *q, float *const *e, u32 nh, u64 t0,
-		    u64 t1, u32 dtype)
+		    const struct rbln_model_seq *seq,
+		    const struct rbln_k_attn_row *row, u64 t0, u64 t1,
+		    u32 dtype)
 {
 	u64 off[2][RBLN_MODEL_ATTN_TILE];
-	u32 bytes = at->cmd->head_dim * rbln_model_dtype_size(dtype);
+	u32 hbytes = at->cmd->head_dim * rbln_model_dtype_size(dtype);
+	u32 from = row->k0 * hbytes, to = row->k1 * hbytes;
 	u32 nt, nn, cur = 0;
 	u64 t;
 
 	if (t0 >= t1)
 		return 0;
 	nt = t1 - t0 < RBLN_MODEL_ATTN_TILE ? t1 - t0 : RBLN_MODEL_ATTN_TILE;
-	if (RBLN_K(tile_offsets)(at, seq, t0, nt, kvh, off[cur]))
+	if (RBLN_K(tile_offsets)(at, seq, t0, nt, off[cur]))
 		return -RBLN_EIO;
-	RBLN_K(tile_prefetch)(at, off[cur], nt, bytes);
+	RBLN_K(tile_prefetch)(at, off[cur], nt, from, to);
 	for (t = t0; t < t1; t += nt, nt = nn, cur ^= 1) {
 		nn = 0;
 		if (t + nt < t1) {
 			nn = t1 - t - nt < RBLN_MODEL_ATTN_TILE ?
 			     t1 - t - nt : RBLN_MODEL_ATTN_TILE;
-			if (RBLN_K(tile_offsets)(at, seq, t + nt, nn, kvh,
+			if (RBLN_K(tile_offsets)(at, seq, t + nt, nn,
 						 off[cur ^ 1]))
 				return -RBLN_EIO;
-			RBLN_K(tile_prefetch)(at, off[cur ^ 1], nn, bytes);
+			RBLN_K(tile_prefetch)(at, off[cur ^ 1], nn, from, to);
 		}
-		RBLN_K(attn_heads)(at, off[cur], q, e, nh, nt, dtype);
+		RBLN_K(attn_tile_heads)(at, row, off[cur], nt, dtype);
 	}
 	return 0;
 }
@@ -268,7 +386,8 @@ RBLN_K(attn_tokens)(const struct rbln_model_attn *at,
  * rbln_k_attn_rows() - rbln_model_kernels.attn_part for a constant dtype
  * @at: the command
  * @seq: the sequence
- * @kvh: the KV head
+ * @k0: first KV head
+ * @k1: one past the last
  * @part: the partition
  * @i0: first query row of the sequence
  * @i1: one past the last
@@ -280,18 +399,18 @@ RBLN_K(attn_tokens)(const struct rbln_model_attn *at,
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR int
 RBLN_K(attn_rows)(const struct rbln_model_attn *at,
-		  const struct rbln_model_seq *seq, u32 kvh, u64 part, u32 i0,
-		  u32 i1, u64 j0, u64 j1, u32 dtype)
+		  const struct rbln_model_seq *seq, u32 k0, u32 k1, u64 part,
+		  u32 i0, u32 i1, u64 j0, u64 j1, u32 dtype)
 {
 	const struct rbln_isa_attention *c = at->cmd;
 	u64 ent = (u64)c->head_dim + 2;
 	u64 pstart = part * c->partition_len;
 	u64 pend = pstart + c->partition_len;
 	u64 base = seq->ctx_len - seq->q_len;
-	const float *q[RBLN_K_AH] = { NULL };
-	float *e[RBLN_K_AH] = { NULL };
-	u64 pos, r, t0, t1;
-	u32 i, hb, nh, j, h;
+	struct rbln_k_attn_row row = { .part = part, .k0 = k0, .k1 = k1 };
+	u64 pos, t0, t1;
+	u32 i, h;
+	float *e;
 
 	if (pend > seq->ctx_len)
 		pend = seq->ctx_len;
@@ -305,45 +424,34 @@ RBLN_K(attn_rows)(const struct rbln_model_attn *at,
 			t1 = pend;
 		if (t1 > pos + 1)
 			t1 = pos + 1;
-		r = seq->q_start + i;
-		for (hb = 0; hb < at->group; hb += nh) {
-			nh = at->group - hb < RBLN_K_AH ? at->group - hb :
-							  RBLN_K_AH;
-#pragma GCC unroll 4
-			for (j = 0; j < nh; j++) {
-				h = kvh * at->group + hb + j;
-				q[j] = (const float *)at->q +
-				       r * c->q_stride + (u64)h * c->head_dim;
-				e[j] = (float *)at->work +
-				       ((r * c->q_heads + h) * at->parts +
-					part) * ent;
-				if (j0)
-					continue;
-				memset(e[j], 0, ent * 4);
-				e[j][0] = -__builtin_inff();
-			}
-			if (RBLN_K(attn_tokens)(at, seq, kvh, q, e, nh, t0,
-						t1, dtype))
-				return -RBLN_EIO;
+		row.r = seq->q_start + i;
+		/* The partition's first tokens: start its partials. */
+		for (h = k0 * at->group; !j0 && h < k1 * at->group; h++) {
+			e = (float *)at->work +
+			    ((row.r * c->q_heads + h) * at->parts + part) * ent;
+			memset(e, 0, ent * 4);
+			e[0] = -__builtin_inff();
 		}
+		if (RBLN_K(attn_tokens)(at, seq, &row, t0, t1, dtype))
+			return -RBLN_EIO;
 	}
 	return 0;
 }
 
 static RBLN_K_ATTR int
 RBLN_K(attn_part)(const struct rbln_model_attn *at,
-		  const struct rbln_model_seq *seq, u32 kvh, u64 part, u32 i0,
-		  u32 i1, u64 j0, u64 j1)
+		  const struct rbln_model_seq *seq, u32 k0, u32 k1, u64 part,
+		  u32 i0, u32 i1, u64 j0, u64 j1)
 {
 	switch (at->cmd->dtype) {
 	case RBLN_DTYPE_BF16:
-		return RBLN_K(attn_rows)(at, seq, kvh, part, i0, i1, j0, j1,
+		return RBLN_K(attn_rows)(at, seq, k0, k1, part, i0, i1, j0, j1,
 					 RBLN_DTYPE_BF16);
 	case RBLN_DTYPE_F16:
-		return RBLN_K(attn_rows)(at, seq, kvh, part, i0, i1, j0, j1,
+		return RBLN_K(attn_rows)(at, seq, k0, k1, part, i0, i1, j0, j1,
 					 RBLN_DTYPE_F16);
 	}
-	return RBLN_K(attn_rows)(at, seq, kvh, part, i0, i1, j0, j1,
+	return RBLN_K(attn_rows)(at, seq, k0, k1, part, i0, i1, j0, j1,
 				 RBLN_DTYPE_F32);
 }
 

@@ -147,6 +147,8 @@ static inline bool rbln_os_cpu_has_fma(void)
  */
 #define RBLN_OS_ATTR(x)	__attribute__((x))
 #define RBLN_OS_INLINE	RBLN_OS_ATTR(__always_inline__)
+/* Keeps a large kernel frame out of its caller's (2 KiB kernel limit). */
+#define RBLN_OS_NOINLINE	RBLN_OS_ATTR(__noinline__)
 
 /*
  * Semaphores are shared with other devices (other engine threads, other
