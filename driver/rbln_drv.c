@@ -52,7 +52,7 @@ static int rbln_param_set_size(const char *val, const struct kernel_param *kp)
 	v = memparse(val, &end);
 	if (*end == '\n')
 		end++;
-	if (*end || v < PAGE_SIZE)
+	if (*end || v < PAGE_SIZE || v > RBLN_MAX_MEM_SIZE)
 		return -EINVAL;
 	*size = v;
 	return 0;
@@ -70,7 +70,7 @@ static const struct kernel_param_ops rbln_param_size_ops = {
 
 module_param_cb(mem_size, &rbln_param_size_ops, &rbln_params.mem_size, 0444);
 MODULE_PARM_DESC(mem_size,
-		 "Device memory per NPU in bytes, K/M/G suffixes allowed (default 16G)");
+		 "Device memory per NPU in bytes, K/M/G/T suffixes, 4K-64T (default 16G)");
 
 module_param_named(numa_node, rbln_params.numa_node, int, 0444);
 MODULE_PARM_DESC(numa_node,
@@ -82,6 +82,34 @@ MODULE_PARM_DESC(engines, "Neural engines (kthreads) per NPU, 1-16 (default 2)")
 module_param_named(job_timeout_ms, rbln_params.job_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(job_timeout_ms,
 		 "A job without progress for this long is reset, 100-600000 (default 10000)");
+
+/*
+ * The CPU variant of the model's compute kernels: "auto" (the best this
+ * CPU runs), "baseline" or "avx2". Global to the model, like the emulated
+ * backend's RBLN_CPU_VARIANT; applies to commands that start afterwards.
+ */
+static int rbln_param_set_cpu(const char *val, const struct kernel_param *kp)
+{
+	int cpu = rbln_model_cpu_parse(val);
+
+	if (cpu < 0 || rbln_model_set_cpu(cpu))
+		return -EINVAL;
+	return 0;
+}
+
+static int rbln_param_get_cpu(char *buffer, const struct kernel_param *kp)
+{
+	return sysfs_emit(buffer, "%s\n", rbln_model_cpu_name(rbln_model_cpu()));
+}
+
+static const struct kernel_param_ops rbln_param_cpu_ops = {
+	.set = rbln_param_set_cpu,
+	.get = rbln_param_get_cpu,
+};
+
+module_param_cb(cpu_variant, &rbln_param_cpu_ops, NULL, 0644);
+MODULE_PARM_DESC(cpu_variant,
+		 "CPU variant of the compute kernels: auto, baseline or avx2 (default auto)");
 
 module_param_named(hw_queues, rbln_params.hw_queues, uint, 0444);
 MODULE_PARM_DESC(hw_queues,

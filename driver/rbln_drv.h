@@ -25,6 +25,7 @@ struct rbln_device;
 
 /* Limits; reported in &struct drm_rbln_device_info. */
 #define RBLN_MAX_DEVICES	64
+#define RBLN_MAX_MEM_SIZE	(64ULL << 40)
 #define RBLN_MAX_ENGINES	16
 #define RBLN_MAX_QUEUES		64
 #define RBLN_MAX_SUBMIT_BOS	256

@@ -260,7 +260,15 @@ main() {
 	check "rbln-smi memory and contexts follow a process holding memory" t_smi_memory
 	tap ioctl "$B/rbln-ioctl-test" 0
 	t_conformance
+	info "compute kernels: $(</sys/module/rbln/parameters/cpu_variant) ($(grep -o -m1 -w 'avx2\|fma' /proc/cpuinfo | sort -u | tr '\n' ' '))"
 	tap compare "$B/rbln-vm-compare" 8
+	# The portable variant too, in both homes.
+	if echo baseline >/sys/module/rbln/parameters/cpu_variant; then
+		RBLN_CPU_VARIANT=baseline tap compare-baseline "$B/rbln-vm-compare" 3
+		echo auto >/sys/module/rbln/parameters/cpu_variant
+	else
+		fail "cpu_variant=baseline"
+	fi
 	tap stress "$B/rbln-vm-stress" -s "$VM_STRESS_SECONDS" -t 1
 	check "devices idle and memory returned after the stress run" all_idle
 	check "a submitter killed with SIGKILL leaves the devices idle" t_kill

@@ -10,6 +10,12 @@
  * split over the engines) and semaphore commands, runs it on both
  * backends and compares every byte of every buffer.
  *
+ * Compute rounds run one decoder layer and a head with the ISA 1.1 compute
+ * commands (EMBED, RMSNORM, MATMUL in every dtype and layout, ROPE with
+ * and without llama3 scaling, SWIGLU, KV_WRITE, ATTENTION, ARGMAX, TOPK) on
+ * random weights and activations, and compare every byte as well; one
+ * round has a token id out of range, which must fault (-EIO) in both.
+ *
  * Usage: rbln-vm-compare [rounds] [seed]. TAP output.
  */
 #include "libnpu.h"
@@ -210,6 +216,322 @@ static int run_program(struct home *h, const struct cmd *cmds, unsigned int n)
 	return err;
 }
 
+/* ------------------------------------------------------------- compute */
+
+#define T	4	/* tokens */
+#define D	64	/* model dim */
+#define V	128	/* vocabulary rows */
+#define QH	4	/* query heads */
+#define KVH	2	/* KV heads */
+#define HD	16	/* head dim */
+#define QKVN	((QH + 2 * KVH) * HD)
+#define F	96	/* ffn dim */
+#define BS	16	/* KV block size */
+#define NB	4	/* KV blocks */
+#define CTX	20	/* tokens the sequence sees */
+#define TOPK	5
+
+static uint64_t arena_at;
+
+static uint64_t take(uint64_t bytes)
+{
+	uint64_t at = arena_at;
+
+	arena_at += (bytes + 255) & ~255ULL;
+	return at;
+}
+
+static unsigned int esize(enum npu_dtype dt)
+{
+	return dt == NPU_DTYPE_F32 ? 4 : 2;
+}
+
+static float frand(void)
+{
+	return (float)((int64_t)(rnd() % 2000001) - 1000000) / 500000.0f;
+}
+
+/* Random values of @dt at @p, @n elements. */
+static void fill_dtype(uint8_t *p, uint64_t n, enum npu_dtype dt, float scale)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		float f = frand() * scale;
+		uint32_t bits;
+
+		memcpy(&bits, &f, 4);
+		if (dt == NPU_DTYPE_F32) {
+			memcpy(p + 4 * i, &bits, 4);
+		} else if (dt == NPU_DTYPE_BF16) {
+			uint16_t h = (uint16_t)(bits >> 16);
+
+			memcpy(p + 2 * i, &h, 2);
+		} else {	/* binary16 of a random finite value */
+			uint16_t h = (uint16_t)((rnd() & 0x8000) |
+						((8 + rnd() % 14) << 10) |
+						(rnd() & 0x3ff));
+
+			memcpy(p + 2 * i, &h, 2);
+		}
+	}
+}
+
+static void put_i32(uint8_t *p, const int32_t *v, unsigned int n)
+{
+	memcpy(p, v, 4 * n);
+}
+
+struct layer {
+	enum npu_dtype dt;
+	enum npu_layout layout;
+	int llama3;
+	uint64_t table, ids, x, normw, xn, wqkv, qkv, pos, kc, vc, slots, seqs,
+		 btab, work, attn, wo, xn2, wgu, gu, act, wd, wlm, logits, amv,
+		 ami, topv, topi;
+};
+
+static uint64_t wsize(const struct layer *l, uint32_t n, uint32_t k)
+{
+	return l->layout == NPU_LAYOUT_PACKED16 ?
+	       npu_packed_weights_size(l->dt, n, k) : (uint64_t)n * k * esize(l->dt);
+}
+
+static void layout_layer(struct layer *l, uint64_t work_size)
+{
+	arena_at = 0;
+	l->table = take((uint64_t)V * D * esize(l->dt));
+	l->ids = take(4 * T);
+	l->x = take(4 * T * D);
+	l->normw = take(D * esize(l->dt));
+	l->xn = take(4 * T * D);
+	l->wqkv = take(wsize(l, QKVN, D));
+	l->qkv = take(4 * T * QKVN);
+	l->pos = take(4 * T);
+	l->kc = take((uint64_t)NB * BS * KVH * HD * esize(l->dt));
+	l->vc = take((uint64_t)NB * BS * KVH * HD * esize(l->dt));
+	l->slots = take(4 * T);
+	l->seqs = take(16);
+	l->btab = take(4 * NB);
+	l->work = take(work_size);
+	l->attn = take(4 * T * QH * HD);
+	l->wo = take(wsize(l, D, QH * HD));
+	l->xn2 = take(4 * T * D);
+	l->wgu = take(wsize(l, 2 * F, D));
+	l->gu = take(4 * T * 2 * F);
+	l->act = take(4 * T * F);
+	l->wd = take(wsize(l, D, F));
+	l->wlm = take(wsize(l, V, D));
+	l->logits = take(4 * T * V);
+	l->amv = take(4 * T);
+	l->ami = take(4 * T);
+	l->topv = take(4 * T * TOPK);
+	l->topi = take(4 * T * TOPK);
+}
+
+static void init_layer(const struct layer *l, uint8_t *a, int bad_id)
+{
+	int32_t ids[T], pos[T], seqs[4] = { 0, T, CTX, 0 }, btab[NB];
+
+	fill_dtype(a + l->table, (uint64_t)V * D, l->dt, 1.0f);
+	fill_dtype(a + l->normw, D, l->dt, 1.0f);
+	fill_dtype(a + l->wqkv, wsize(l, QKVN, D) / esize(l->dt), l->dt, 0.2f);
+	fill_dtype(a + l->kc, (uint64_t)NB * BS * KVH * HD, l->dt, 1.0f);
+	fill_dtype(a + l->vc, (uint64_t)NB * BS * KVH * HD, l->dt, 1.0f);
+	fill_dtype(a + l->wo, wsize(l, D, QH * HD) / esize(l->dt), l->dt, 0.2f);
+	fill_dtype(a + l->wgu, wsize(l, 2 * F, D) / esize(l->dt), l->dt, 0.2f);
+	fill_dtype(a + l->wd, wsize(l, D, F) / esize(l->dt), l->dt, 0.2f);
+	fill_dtype(a + l->wlm, wsize(l, V, D) / esize(l->dt), l->dt, 0.2f);
+	for (int t = 0; t < T; t++) {
+		ids[t] = (int32_t)(rnd() % V);
+		pos[t] = CTX - T + t;
+	}
+	if (bad_id)
+		ids[T - 1] = V + 7;
+	for (int b = 0; b < NB; b++)
+		btab[b] = (b + 1) % NB;	/* logical block b lives in block b+1 */
+	put_i32(a + l->ids, ids, T);
+	put_i32(a + l->pos, pos, T);
+	for (int t = 0; t < T; t++)	/* physical slots of the positions */
+		pos[t] = btab[pos[t] / BS] * BS + pos[t] % BS;
+	put_i32(a + l->slots, pos, T);
+	put_i32(a + l->seqs, seqs, 4);
+	put_i32(a + l->btab, btab, NB);
+}
+
+static int run_layer(struct home *h, const struct layer *l)
+{
+	npu_buffer *b = h->buf[0];
+#define TN(off) ((struct npu_tensor){ b, (off) })
+	struct npu_embed embed = {
+		.dst = TN(l->x), .table = TN(l->table), .ids = TN(l->ids),
+		.tokens = T, .rows = V, .dim = D, .dtype = l->dt,
+	};
+	struct npu_rmsnorm norm = {
+		.dst = TN(l->xn), .src = TN(l->x), .weight = TN(l->normw),
+		.rows = T, .dim = D, .dtype = l->dt, .eps = 1e-5f,
+	};
+	struct npu_matmul qkv = {
+		.dst = TN(l->qkv), .a = TN(l->xn), .w = TN(l->wqkv), .m = T,
+		.k = D, .n = QKVN, .dtype = l->dt, .layout = l->layout,
+	};
+	struct npu_rope rq = {
+		.x = TN(l->qkv), .pos = TN(l->pos), .tokens = T, .heads = QH,
+		.head_dim = HD, .stride = QKVN, .theta = 500000.0f,
+	};
+	struct npu_rope rk = rq;
+	struct npu_kv_write kvw = {
+		.k_cache = TN(l->kc), .v_cache = TN(l->vc),
+		.k = TN(l->qkv + 4 * QH * HD), .v = TN(l->qkv + 4 * (QH + KVH) * HD),
+		.slots = TN(l->slots), .num_blocks = NB, .tokens = T,
+		.block_size = BS, .kv_heads = KVH, .head_dim = HD,
+		.k_stride = QKVN, .v_stride = QKVN, .dtype = l->dt,
+	};
+	struct npu_attention att = {
+		.out = TN(l->attn), .q = TN(l->qkv), .k_cache = TN(l->kc),
+		.v_cache = TN(l->vc), .seqs = TN(l->seqs), .block_tables = TN(l->btab),
+		.work = TN(l->work), .rows = T, .num_seqs = 1, .num_blocks = NB,
+		.table_rows = 1, .q_heads = QH, .kv_heads = KVH, .head_dim = HD,
+		.q_stride = QKVN, .block_size = BS, .max_blocks = NB,
+		.partition_len = 8, .dtype = l->dt, .scale = 0.25f,
+	};
+	struct npu_matmul o = {
+		.dst = TN(l->x), .a = TN(l->attn), .w = TN(l->wo), .m = T,
+		.k = QH * HD, .n = D, .dtype = l->dt, .layout = l->layout,
+		.accumulate = 1,
+	};
+	struct npu_rmsnorm norm2 = {
+		.dst = TN(l->xn2), .src = TN(l->xn2), .weight = TN(l->normw),
+		.rows = T, .dim = D, .dtype = l->dt, .eps = 1e-6f,
+	};
+	struct npu_matmul gu = {
+		.dst = TN(l->gu), .a = TN(l->xn2), .w = TN(l->wgu), .m = T,
+		.k = D, .n = 2 * F, .dtype = l->dt, .layout = l->layout,
+	};
+	struct npu_swiglu sw = {
+		.dst = TN(l->act), .gate = TN(l->gu), .up = TN(l->gu + 4 * F),
+		.rows = T, .n = F, .gate_stride = 2 * F, .up_stride = 2 * F,
+	};
+	struct npu_matmul down = {
+		.dst = TN(l->x), .a = TN(l->act), .w = TN(l->wd), .m = T,
+		.k = F, .n = D, .dtype = l->dt, .layout = l->layout,
+		.accumulate = 1,
+	};
+	struct npu_matmul lm = {
+		.dst = TN(l->logits), .a = TN(l->x), .w = TN(l->wlm), .m = T,
+		.k = D, .n = V, .dtype = l->dt, .layout = l->layout,
+	};
+	struct npu_topk am = {
+		.values = TN(l->amv), .indices = TN(l->ami), .src = TN(l->logits),
+		.rows = T, .n = V, .k = 1,
+	};
+	struct npu_topk tk = {
+		.values = TN(l->topv), .indices = TN(l->topi), .src = TN(l->logits),
+		.rows = T, .n = V, .k = TOPK, .index_base = 1000,
+	};
+#undef TN
+	npu_stream *s;
+	npu_fence *f = NULL;
+	int err = npu_stream_create(h->dev, &s);
+
+	if (err)
+		return err;
+	rk.x.offset = l->qkv + 4 * QH * HD;
+	rk.heads = KVH;
+	if (l->llama3) {
+		rq.llama3 = rk.llama3 = 1;
+		rq.factor = rk.factor = 8.0f;
+		rq.low_freq_factor = rk.low_freq_factor = 1.0f;
+		rq.high_freq_factor = rk.high_freq_factor = 4.0f;
+		rq.original_max_pos = rk.original_max_pos = 8192;
+	}
+	npu_stream_embed(s, &embed);
+	npu_stream_rmsnorm(s, &norm);
+	npu_stream_matmul(s, &qkv);
+	npu_stream_rope(s, &rq);
+	npu_stream_rope(s, &rk);
+	npu_stream_kv_write(s, &kvw);
+	npu_stream_attention(s, &att);
+	npu_stream_matmul(s, &o);
+	npu_stream_copy(s, h->buf[0], l->xn2, h->buf[0], l->x, 4 * T * D);
+	npu_stream_rmsnorm(s, &norm2);
+	npu_stream_matmul(s, &gu);
+	npu_stream_swiglu(s, &sw);
+	npu_stream_matmul(s, &down);
+	npu_stream_matmul(s, &lm);
+	npu_stream_argmax(s, &am);
+	npu_stream_topk(s, &tk);
+	err = npu_stream_submit(s, h->q, NULL, 0, &f);
+	if (!err)
+		err = npu_fence_wait(f, 120LL * 1000000000);
+	npu_fence_release(f);
+	npu_stream_destroy(s);
+	return err;
+}
+
+static void compute_round(struct home *k, struct home *e, unsigned int r,
+			  int bad_id)
+{
+	static const char *const dtn[] = { "f32", "f16", "bf16" };
+	struct layer l = {
+		.dt = (enum npu_dtype)(r % 3),
+		.layout = (r / 3) % 2 ? NPU_LAYOUT_PACKED16 : NPU_LAYOUT_ROWMAJOR,
+		.llama3 = (int)(r % 2),
+	};
+	struct npu_attention probe = {
+		.rows = T, .q_heads = QH, .head_dim = HD, .block_size = BS,
+		.max_blocks = NB, .partition_len = 8,
+	};
+	int ek, ee;
+
+	layout_layer(&l, npu_attention_work_size(&probe));
+	if (arena_at > BUF_SIZE) {
+		vt_result(false, "compute round %u: arena of %llu bytes too small", r,
+			  (unsigned long long)arena_at);
+		return;
+	}
+	memset(k->map[0], 0, arena_at);
+	init_layer(&l, k->map[0], bad_id);
+	memcpy(e->map[0], k->map[0], arena_at);
+	ek = run_layer(k, &l);
+	ee = run_layer(e, &l);
+	if (bad_id) {
+		vt_result(ek == -EIO && ee == -EIO,
+			  "compute: token id out of range faults in both (kernel %d, emulated %d)",
+			  ek, ee);
+		return;
+	}
+	if (ek || ee) {
+		vt_result(false, "compute round %u: kernel %d, emulated %d (%s)", r, ek,
+			  ee, npu_error_detail());
+		return;
+	}
+	bool same = !memcmp(k->map[0], e->map[0], arena_at);
+	const float *logits = (const float *)(k->map[0] + l.logits);
+	const int32_t *topi = (const int32_t *)(k->map[0] + l.topi);
+	const int32_t *ami = (const int32_t *)(k->map[0] + l.ami);
+	unsigned int finite = 0;
+
+	for (unsigned int i = 0; i < T * V; i++)
+		finite += logits[i] == logits[i] && logits[i] != 0.0f &&
+			  logits[i] - logits[i] == 0.0f;
+	if (finite < T * V / 2 || topi[0] < 1000 || topi[0] >= 1000 + V ||
+	    topi[0] - 1000 != ami[0]) {
+		printf("# compute round %u: %u finite logits, top index %d, argmax %d\n",
+		       r, finite, topi[0], ami[0]);
+		same = false;
+	}
+
+	if (!same) {
+		size_t at = 0;
+
+		while (k->map[0][at] == e->map[0][at])
+			at++;
+		printf("# compute round %u differs at byte %zu\n", r, at);
+	}
+	vt_result(same, "compute round %u (%s, %s, rope %s): layer and head bit-identical",
+		  r, dtn[l.dt], l.layout ? "packed16" : "row-major",
+		  l.llama3 ? "llama3" : "default");
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int rounds = argc > 1 ? (unsigned int)atoi(argv[1]) : 12;
@@ -219,8 +541,14 @@ int main(int argc, char **argv)
 
 	rng = argc > 2 ? strtoull(argv[2], NULL, 0) : (uint64_t)vt_now() | 1;
 	printf("# seed %llu\n", (unsigned long long)rng);
-	vt_expect(home_open(&k, NPU_BACKEND_KERNEL), 0, "kernel backend, device 0");
+	/* RBLN_COMPARE_SELF=1: emulated against emulated (no rbln.ko here). */
+	vt_expect(home_open(&k, getenv("RBLN_COMPARE_SELF") ? NPU_BACKEND_EMUL :
+			    NPU_BACKEND_KERNEL), 0, "kernel backend, device 0");
 	vt_expect(home_open(&e, NPU_BACKEND_EMUL), 0, "emulated backend");
+	if (vt_failed) {
+		printf("Bail out! %s\n", npu_error_detail());
+		return vt_finish();
+	}
 
 	for (unsigned int r = 0; r < rounds; r++) {
 		unsigned int n = make_program(cmds, 24);
@@ -258,6 +586,9 @@ int main(int argc, char **argv)
 		vt_result(same, "round %u: %u commands, %u buffers bit-identical", r, n, NBUF);
 	}
 	vt_result(identical == rounds, "%u of %u rounds identical", identical, rounds);
+	for (unsigned int r = 0; r < 6; r++)
+		compute_round(&k, &e, r, 0);
+	compute_round(&k, &e, 6, 1);
 	home_close(&k);
 	home_close(&e);
 	return vt_finish();
