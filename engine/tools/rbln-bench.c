@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rbln-bench: prefill and decode throughput of the engine.
+ *
+ * For each model and tensor-parallel degree: compile (batch 8, decoder
+ * buckets 8/4/1), load, then measure
+ *   - prefill: one prompt of --prompt-len tokens until its first token,
+ *   - decode: B sequences (B = 1, 4, 8) decoding together in bucket B,
+ *     tokens per second over --decode-steps steps after their prefill.
+ * The default models are tiny-llama3 (the reference checkpoint) and a
+ * Llama-3.2-1B-shaped model with random bf16 weights (--dummy-weights).
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/compile_cli.h"
+#include "cli/sample_cli.h"
+#include "rbln_engine.h"
+
+#define MAX_MODELS 8
+#define MAX_TPS 8
+#define N_BATCHES 3
+
+static const uint32_t batches[N_BATCHES] = { 1, 4, 8 };
+
+struct bench_model {
+	const char *name;
+	const char *dir;	/* Hugging Face directory or config-only directory */
+	bool dummy;
+};
+
+struct options {
+	struct bench_model models[MAX_MODELS];
+	size_t n_models;
+	uint32_t tps[MAX_TPS];
+	size_t n_tps;
+	uint32_t prompt_len;
+	uint32_t decode_steps;
+	uint32_t chunk;
+	const char *work_dir;	/* keeps compiled models for the next run */
+};
+
+struct row {
+	double prefill;
+	double decode[N_BATCHES];
+	double load_s;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rbln-bench [options]\n"
+		"\n"
+		"  --model NAME=DIR        a Hugging Face checkpoint (repeatable; default\n"
+		"                          tiny-llama3 from RBLN_MODELS_DIR and the 1B shape)\n"
+		"  --dummy-model NAME=DIR  a config.json directory, random weights\n"
+		"  --tp LIST               tensor-parallel degrees (default 1,8)\n"
+		"  --prompt-len N          prefill prompt length (default 512)\n"
+		"  --decode-steps N        measured decode steps per batch (default 32)\n"
+		"  --prefill-chunk-size N  compile with this chunk (default 128)\n"
+		"  --work-dir DIR          keep compiled models there and reuse them\n"
+		"  -h, --help              this help\n");
+}
+
+static int add_model(struct options *o, const char *arg, bool dummy)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || !eq[1] || o->n_models == MAX_MODELS)
+		return -EINVAL;
+	o->models[o->n_models].name = strndup(arg, (size_t)(eq - arg));
+	o->models[o->n_models].dir = eq + 1;
+	o->models[o->n_models].dummy = dummy;
+	o->n_models++;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "dummy-model", required_argument, NULL, 'd' },
+		{ "tp", required_argument, NULL, 't' },
+		{ "prompt-len", required_argument, NULL, 'p' },
+		{ "decode-steps", required_argument, NULL, 's' },
+		{ "prefill-chunk-size", required_argument, NULL, 'c' },
+		{ "work-dir", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rbln_error err = { 0 };
+	unsigned long long v;
+	struct rbln_compile_options tmp = { 0 };
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+		case 'd':
+			if (add_model(o, optarg, c == 'd')) {
+				fprintf(stderr, "rbln-bench: --%s wants NAME=DIR (at most %d)\n",
+					c == 'd' ? "dummy-model" : "model", MAX_MODELS);
+				return 2;
+			}
+			break;
+		case 't':
+			if (rbln_compile_parse_batch_sizes(optarg, &tmp, &err)) {
+				fprintf(stderr, "rbln-bench: --tp '%s': a list such as 1,8\n", optarg);
+				return 2;
+			}
+			memcpy(o->tps, tmp.decoder_batch_sizes, sizeof(o->tps));
+			o->n_tps = tmp.n_decoder_batch_sizes < MAX_TPS ? tmp.n_decoder_batch_sizes :
+				   MAX_TPS;
+			break;
+		case 'p':
+		case 's':
+		case 'c':
+			if (rbln_cli_parse_u64(c == 'p' ? "prompt-len" : c == 's' ? "decode-steps" :
+					       "prefill-chunk-size", optarg, 1, 1u << 20, &v, &err)) {
+				fprintf(stderr, "rbln-bench: %s\n", err.msg);
+				return 2;
+			}
+			*(c == 'p' ? &o->prompt_len : c == 's' ? &o->decode_steps : &o->chunk) =
+				(uint32_t)v;
+			break;
+		case 'w':
+			o->work_dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rbln-bench: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+/* Deterministic token ids spread over the vocabulary. */
+static void fill_ids(int32_t *ids, size_t n, uint32_t vocab, uint32_t salt)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull * (salt + 1);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		ids[i] = (int32_t)(x % vocab);
+	}
+}
+
+static int step_until(struct rbln_engine *e, struct rbln_seq **s, size_t n,
+		      struct rbln_error *err)
+{
+	size_t i, ready;
+	int rc;
+
+	/* Until every sequence has its first token (its prompt is computed). */
+	for (;;) {
+		for (i = 0, ready = 0; i < n; i++) {
+			size_t k;
+
+			rbln_seq_output(s[i], &k);
+			ready += k > 0;
+		}
+		if (ready == n)
+			return 0;
+		rc = rbln_engine_step(e, NULL, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			return rbln_error_set(err, -EIO, "no progress");
+	}
+}
+
+static int measure(struct rbln_engine *e, const struct options *o, struct row *row,
+		   struct rbln_error *err)
+{
+	const struct rbln_compiled_config *cc;
+	struct rbln_engine_info info;
+	struct rbln_sample_params sp;
+	struct rbln_seq *s[8];
+	int32_t *ids;
+	uint32_t b, i, k;
+	double t0;
+	int rc = 0;
+
+	rbln_engine_get_info(e, &info);
+	cc = info.config;
+	ids = malloc(sizeof(int32_t) * o->prompt_len);
+	if (!ids)
+		return rbln_error_set(err, -ENOMEM, "out of memory");
+	rbln_sample_params_default(&sp);
+	sp.temperature = 0.0;
+	sp.ignore_eos = true;
+	/* Prefill: a warm-up of one chunk, then the measured prompt. */
+	for (k = 0; k < 2 && !rc; k++) {
+		uint32_t n = k ? o->prompt_len : 16;
+
+		sp.max_tokens = 1;
+		fill_ids(ids, n, (uint32_t)cc->model.vocab_size, k);
+		rc = rbln_engine_add(e, ids, n, &sp, 0, &s[0], err);
+		if (rc)
+			break;
+		t0 = now_s();
+		rc = step_until(e, s, 1, err);
+		if (k)
+			row->prefill = n / (now_s() - t0);
+		rbln_seq_release(s[0]);
+	}
+	/* Decode in each bucket: B sequences of 64-token prompts, then timed steps. */
+	for (b = 0; b < N_BATCHES && !rc; b++) {
+		uint32_t nb = batches[b];
+
+		sp.max_tokens = o->decode_steps + 2;
+		for (i = 0; i < nb && !rc; i++) {
+			fill_ids(ids, 64, (uint32_t)cc->model.vocab_size, 100 + i);
+			rc = rbln_engine_add(e, ids, 64, &sp, 0, &s[i], err);
+		}
+		if (!rc)
+			rc = step_until(e, s, nb, err);
+		t0 = now_s();
+		for (k = 0; k < o->decode_steps && !rc; k++) {
+			rc = rbln_engine_step(e, NULL, err);
+			rc = rc < 0 ? rc : 0;
+		}
+		if (!rc)
+			row->decode[b] = (double)nb * o->decode_steps / (now_s() - t0);
+		for (i = 0; i < nb; i++)
+			rbln_seq_release(s[i]);
+	}
+	free(ids);
+	return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int bench_one(const struct options *o, const struct bench_model *m, uint32_t tp,
+		     struct row *row, struct rbln_error *err)
+{
+	struct rbln_compile_options co = {
+		.tensor_parallel_size = tp, .batch_size = 8,
+		.decoder_batch_sizes = { 8, 4, 1 }, .n_decoder_batch_sizes = 3,
+		.max_seq_len = 1024, .prefill_chunk_size = o->chunk,
+		.dummy_weights = m->dummy,
+	};
+	struct rbln_engine *e = NULL;
+	char *dir = NULL, *cfg = NULL;
+	bool temporary = !o->work_dir;
+	double t0;
+	int rc;
+
+	if (o->prompt_len + o->decode_steps + 8 > co.max_seq_len)
+		co.max_seq_len = (o->prompt_len + o->decode_steps + 8 + 63) / 64 * 64;
+	if (o->work_dir) {
+		mkdir(o->work_dir, 0755);
+		if (asprintf(&dir, "%s/%s-tp%u-chunk%u", o->work_dir, m->name, tp, o->chunk) < 0)
+			return rbln_error_set(err, -ENOMEM, "out of memory");
+	} else {
+		const char *tmp = getenv("TMPDIR");
+
+		if (asprintf(&dir, "%s/rbln-bench-XXXXXX", tmp ? tmp : "/tmp") < 0)
+			return rbln_error_set(err, -ENOMEM, "out of memory");
+		if (!mkdtemp(dir)) {
+			rc = rbln_error_set(err, -errno, "%s: %s", dir, strerror(errno));
+			free(dir);
+			return rc;
+		}
+	}
+	if (asprintf(&cfg, "%s/rbln_config.json", dir) < 0)
+		cfg = NULL;
+	rc = 0;
+	if (!cfg || access(cfg, F_OK)) {
+		fprintf(stderr, "rbln-bench: compiling %s at TP %u into %s\n", m->name, tp, dir);
+		rc = rbln_compile(m->dir, dir, &co, err);
+	}
+	if (!rc) {
+		t0 = now_s();
+		rc = rbln_engine_open(dir, NULL, &e, err);
+		row->load_s = now_s() - t0;
+	}
+	if (!rc) {
+		fprintf(stderr, "rbln-bench: measuring %s at TP %u\n", m->name, tp);
+		rc = measure(e, o, row, err);
+	}
+	rbln_engine_close(e);
+	if (temporary)
+		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(cfg);
+	free(dir);
+	return rc;
+}
+
+static void print_machine(void)
+{
+	char line[512], cpu[256] = "unknown CPU", date[64];
+	unsigned long long mem_kb = 0;
+	struct utsname u;
+	time_t t = time(NULL);
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':');
+
+		if (!strncmp(line, "model name", 10) && p) {
+			snprintf(cpu, sizeof(cpu), "%s", p + 2);
+			cpu[strcspn(cpu, "\n")] = '\0';
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	f = fopen("/proc/meminfo", "r");
+	if (f) {
+		if (fscanf(f, "MemTotal: %llu kB", &mem_kb) != 1)
+			mem_kb = 0;
+		fclose(f);
+	}
+	uname(&u);
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&t));
+	printf("date:    %s\n", date);
+	printf("machine: %s, %ld online CPUs, %.1f GiB, Linux %s\n", cpu,
+	       sysconf(_SC_NPROCESSORS_ONLN), mem_kb / 1048576.0, u.release);
+	printf("devices: RBLN_BACKEND=%s RBLN_EMUL_ENGINES=%s\n",
+	       getenv("RBLN_BACKEND") ? getenv("RBLN_BACKEND") : "(auto)",
+	       getenv("RBLN_EMUL_ENGINES") ? getenv("RBLN_EMUL_ENGINES") :
+	       "(cores / TP, at least 1)");
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .prompt_len = 512, .decode_steps = 32, .chunk = 128 };
+	struct rbln_error err = { 0 };
+	static char tiny[4096];
+	size_t m, t, b;
+	int rc;
+
+	rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (!o.n_models) {
+		const char *models = getenv("RBLN_MODELS_DIR");
+
+		snprintf(tiny, sizeof(tiny), "%s/tiny-llama3",
+			 models && *models ? models : RBLN_DEFAULT_MODELS_DIR);
+		o.models[0] = (struct bench_model){ "tiny-llama3", tiny, false };
+		o.models[1] = (struct bench_model){ "llama-3.2-1b-shape", RBLN_BENCH_1B_DIR, true };
+		o.n_models = 2;
+	}
+	if (!o.n_tps) {
+		o.tps[0] = 1;
+		o.tps[1] = 8;
+		o.n_tps = 2;
+	}
+	print_machine();
+	printf("prefill: one %u-token prompt (chunks of %u); decode: B sequences of 64-token "
+	       "prompts, %u steps\n\n", o.prompt_len, o.chunk, o.decode_steps);
+	printf("%-20s %3s %14s %12s %12s %12s %8s\n", "model", "TP", "prefill tok/s",
+	       "decode B=1", "decode B=4", "decode B=8", "load s");
+	fflush(stdout);
+	for (m = 0; m < o.n_models; m++) {
+		for (t = 0; t < o.n_tps; t++) {
+			struct row row = { 0 };
+
+			rc = bench_one(&o, &o.models[m], o.tps[t], &row, &err);
+			if (rc) {
+				printf("%-20s %3u  error: %s\n", o.models[m].name, o.tps[t], err.msg);
+				continue;
+			}
+			printf("%-20s %3u %14.1f", o.models[m].name, o.tps[t], row.prefill);
+			for (b = 0; b < N_BATCHES; b++)
+				printf(" %12.1f", row.decode[b]);
+			printf(" %8.1f\n", row.load_s);
+			fflush(stdout);
+		}
+	}
+	printf("\nllama.cpp, 2 threads, same 1B shape, bf16: prefill 54, decode 9.3, "
+	       "8 sequences 31 tok/s\n");
+	return 0;
+}
