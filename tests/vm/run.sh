@@ -48,67 +48,18 @@ die() {
 
 # ------------------------------------------------------------- packages
 
-# The bookworm-backports suite, from the same mirror as the bookworm entry.
-add_backports() {
-	local mirror=""
-
-	if grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-		return 0
-	fi
-	if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-		mirror=$(awk '/^URIs:/ { uri = $2 } /^Suites:/ && / bookworm( |$)/ { print uri; exit }' \
-			/etc/apt/sources.list.d/debian.sources)
-	fi
-	if [ -z "$mirror" ] && [ -f /etc/apt/sources.list ]; then
-		mirror=$(awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' /etc/apt/sources.list)
-	fi
-	mirror=${mirror:-http://deb.debian.org/debian}
-	say "adding bookworm-backports from $mirror"
-	cat >/etc/apt/sources.list.d/bookworm-backports.sources <<-EOF
-	Types: deb
-	URIs: $mirror
-	Suites: bookworm-backports
-	Components: main
-	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-	EOF
-}
-
 newest_kver() {
 	ls -d /usr/src/linux-headers-6.12*-amd64 2>/dev/null | sort -V | tail -n 1 |
 		sed 's|.*/linux-headers-||'
 }
 
+# tools/install-deps.sh --kernel holds the one list of what the module build
+# and this VM need (QEMU, busybox-static, cpio, xz, the 6.12 image and
+# headers from bookworm-backports) besides the userspace build's packages.
 install_packages() {
-	local need=() kver
-
 	[ "${VM_NO_INSTALL:-0}" = 1 ] && return 0
-	# The project's installer knows the userspace build dependencies too.
-	if [ -f "$top/tools/install-deps.sh" ]; then
-		bash "$top/tools/install-deps.sh" --kernel >/dev/null ||
-			die "tools/install-deps.sh --kernel"
-	fi
-	command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
-	dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' ||
-		need+=(busybox-static)
-	command -v cpio >/dev/null || need+=(cpio)
-	command -v xz >/dev/null || need+=(xz-utils)
-	command -v make >/dev/null || need+=(make)
-	command -v gcc >/dev/null || need+=(gcc)
-	command -v meson >/dev/null || need+=(meson)
-	command -v ninja >/dev/null || need+=(ninja-build)
-	if [ ${#need[@]} -gt 0 ]; then
-		say "installing ${need[*]}"
-		apt-get update -q >/dev/null || die "apt-get update"
-		apt-get install -y -q "${need[@]}" >/dev/null || die "apt-get install ${need[*]}"
-	fi
-	kver=$(newest_kver)
-	if [ -z "$kver" ] || [ ! -f "/boot/vmlinuz-$kver" ] || [ ! -d "/lib/modules/$kver" ]; then
-		add_backports
-		say "installing the 6.12 kernel image and headers from bookworm-backports"
-		apt-get update -q >/dev/null || die "apt-get update"
-		apt-get install -y -q -t bookworm-backports linux-image-amd64 linux-headers-amd64 \
-			>/dev/null || die "apt-get install linux-image-amd64 linux-headers-amd64"
-	fi
+	bash "$top/tools/install-deps.sh" --kernel >/dev/null ||
+		die "tools/install-deps.sh --kernel"
 }
 
 install_packages
