@@ -102,6 +102,19 @@ size_t rbln_seq_pending(const struct rbln_seq *s);
 const float *rbln_seq_prompt_logits(const struct rbln_seq *s, size_t *vocab);
 uint32_t rbln_seq_preemptions(const struct rbln_seq *s);
 
+/*
+ * A sequence's logits hook (a logits processor, as vLLM's): called inside
+ * rbln_engine_run(), on its thread, with the full row of logits the
+ * sequence's next token is about to be sampled from, before penalties,
+ * min_tokens masks and sampling.  It may change the row (set a logit to
+ * -INFINITY to forbid a token) and may read the sequence.  A sequence with
+ * a hook is sampled from the gathered logits, never from the device's
+ * ARGMAX alone.  fn NULL removes the hook.
+ */
+typedef void (*rbln_seq_logits_fn)(void *user, const struct rbln_seq *s, float *logits,
+				   size_t vocab);
+void rbln_seq_set_logits_fn(struct rbln_seq *s, rbln_seq_logits_fn fn, void *user);
+
 /* ------------------------------------------------------------------ */
 /* Steps                                                               */
 

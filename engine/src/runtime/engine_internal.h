@@ -57,6 +57,8 @@ struct rbln_seq {
 	bool keep_prompt_logits;
 	bool has_prompt_logits;		/* prompt_logits holds them */
 	uint32_t preemptions;
+	rbln_seq_logits_fn logits_fn;	/* rbln_seq_set_logits_fn() */
+	void *logits_user;
 };
 
 struct rbln_engine {

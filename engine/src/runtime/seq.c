@@ -194,3 +194,9 @@ uint32_t rbln_seq_preemptions(const struct rbln_seq *s)
 {
 	return s->preemptions;
 }
+
+void rbln_seq_set_logits_fn(struct rbln_seq *s, rbln_seq_logits_fn fn, void *user)
+{
+	s->logits_fn = fn;
+	s->logits_user = fn ? user : NULL;
+}

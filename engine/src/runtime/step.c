@@ -227,7 +227,8 @@ static int32_t sample(struct rbln_engine *e, struct rbln_seq *s, const struct la
 	bool first = s->n_computed == s->n_prompt && !s->has_prompt_logits;
 	int32_t id;
 
-	if (!(s->keep_prompt_logits && first) && !rbln_sample_params_need_logits(&s->params)) {
+	if (!(s->keep_prompt_logits && first) && !s->logits_fn &&
+	    !rbln_sample_params_need_logits(&s->params)) {
 		id = device_argmax(e, io, b);
 		rbln_sampler_accept(s->sampler, id);
 		return id;
@@ -237,6 +238,8 @@ static int32_t sample(struct rbln_engine *e, struct rbln_seq *s, const struct la
 		memcpy(s->prompt_logits, e->logits, (size_t)e->vocab * sizeof(float));
 		s->has_prompt_logits = true;
 	}
+	if (s->logits_fn)
+		s->logits_fn(s->logits_user, s, e->logits, e->vocab);
 	if (!s->params.ignore_eos)
 		for (i = 0; i < e->n_eos_ids; i++)
 			mask[n_mask++] = (int32_t)e->eos_ids[i];
