@@ -616,6 +616,8 @@ static void piece_of(const struct serve_job *j, struct serve_choice *c, struct l
 		       ? j->req.prepend_input : j->req.echo);
 
 	memset(p, 0, sizeof(*p));
+	/* v is freed by the caller whether or not log-probabilities were wanted */
+	memset(v, 0, sizeof(*v));
 	rbln_strbuf_truncate(scratch, 0);
 	if (prefix && bp->text)
 		rbln_strbuf_append_str(scratch, bp->text);
