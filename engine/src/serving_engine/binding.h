@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rbln_engine_serving_ops: the engine runtime (rbln_engine.h) behind
+ * rbln-serve's interface (rbln_serving.h).
+ *
+ * One scheduler thread per model owns the engine: it is the only thread
+ * that calls rbln_engine_* and rbln_seq_*, because the runtime is used by
+ * one thread at a time.  HTTP threads reach it through three doors, all
+ * and none of which touches the engine: submit() appends to an inbox under
+ * the model's mutex, cancel() raises a flag, stats() copies a snapshot
+ * the scheduler publishes after every step.  Event callbacks run on the
+ * scheduler thread with no lock held, so a callback may call release() and
+ * an HTTP thread holding the serving layer's job lock may call cancel().
+ *
+ * A request lives in exactly one place at a time: the inbox (submitted,
+ * not yet seen by the scheduler), the waiting list (FCFS, never scheduled
+ * or preempted), the running list (an engine sequence that holds or is
+ * about to hold KV blocks), or nowhere once its final event is delivered.
+ */
+#ifndef RBLN_SERVING_ENGINE_BINDING_H
+#define RBLN_SERVING_ENGINE_BINDING_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rbln_engine.h"
+#include "rbln_serving.h"
+
+struct se_list {
+	struct rbln_gen_handle *head, *tail;
+	size_t n;
+};
+
+/* What a bad word is in the engine's terms (a copy of the client's). */
+struct se_bad_word {
+	int32_t *ids;
+	size_t len;
+};
+
+struct rbln_gen_handle {
+	struct rbln_serving_engine *e;
+	/* Set by submit(), read-only afterwards. */
+	uint64_t arrival;		/* submission order: FCFS and preemption order */
+	uint64_t id;
+	int32_t *prompt;
+	size_t n_prompt;
+	struct rbln_sample_params sp;	/* the engine's form of the sampling params */
+	struct se_bad_word *bad;
+	size_t n_bad;
+	int32_t logprobs;		/* -1 none, else top-k alternatives wanted */
+	int64_t deadline_ns;
+	rbln_gen_event_fn cb;
+	void *user;
+	/* Raised by cancel(); read by the scheduler between steps. */
+	atomic_bool cancelled;
+	/* Set once the final event was delivered: cancel() is then a no-op. */
+	atomic_bool done;
+
+	/* Owned by the scheduler thread. */
+	struct rbln_gen_handle *prev, *next;
+	struct rbln_seq *seq;		/* created at first admission */
+	size_t n_sent;			/* output ids delivered */
+	int64_t t_scheduled_ns, t_first_ns;
+	bool stop_asked;		/* the callback returned RBLN_GEN_STOP */
+	/* Log-probabilities: the raw logits row the last token was sampled from. */
+	float *lp_row;
+	bool lp_valid;
+	struct se_logprob_out *lp_out;	/* filled for the next event */
+};
+
+/* Log-probabilities of one event's ids (logits.c). */
+struct se_logprob_out {
+	float *logprobs;
+	struct rbln_token_logprob *top;
+	size_t n, cap;
+};
+
+/* The counters and gauges stats() reports, as of the last step. */
+struct se_published {
+	uint32_t num_running;
+	uint32_t num_waiting;
+	uint64_t kv_blocks_used;
+	uint64_t prompt_tokens_total;
+	uint64_t generation_tokens_total;
+	uint64_t preemptions_total;
+	uint64_t steps_total;
+	uint64_t bucket_steps[RBLN_MAX_DECODER_BATCHES];
+	uint64_t busy_ns_total;		/* wall time of steps: every device runs in each */
+};
+
+struct rbln_serving_engine {
+	char *name;
+	struct rbln_engine *engine;
+	const struct rbln_compiled_config *cc;
+	uint32_t batch;			/* max_num_seqs */
+	uint32_t step_tokens;		/* min(prefill chunk, max_num_batched_tokens) */
+	uint32_t max_model_len;
+	uint32_t max_waiting;
+	uint32_t block_size;
+	uint64_t kv_blocks_total;
+	uint32_t vocab;
+	bool has_seed;
+	uint64_t seed;
+	uint32_t n_devices;
+	int32_t devices[RBLN_SERVING_MAX_DEVICES];
+	bool log_steps;			/* RBLN_SERVE_LOG_STEPS: one line per step on stderr */
+
+	pthread_t thread;
+	pthread_mutex_t mu;		/* guards everything below */
+	pthread_cond_t wake;
+	struct se_list inbox;
+	size_t n_waiting_seen;		/* waiting.n as of the scheduler's last look;
+					 * inbox.n + this is what max_waiting bounds */
+	bool stopping;
+	uint64_t next_arrival;
+	struct se_published pub;
+	/* Device utilization: busy fraction over the last completed window. */
+	int64_t util_win_start_ns;
+	uint64_t util_win_busy_ns;
+	double utilization;
+
+	/* Scheduler thread only. */
+	struct se_list waiting;
+	struct se_list running;
+	struct se_published acc;	/* accumulating; copied to pub after each step */
+	struct rbln_step_item *items;	/* [batch] the step being planned */
+	struct rbln_gen_handle **item_h;	/* [batch] the request of each item */
+};
+
+/* lists.c */
+void se_list_push_back(struct se_list *l, struct rbln_gen_handle *h);
+/* Inserts h before the first entry that arrived after it (FCFS order). */
+void se_list_insert_sorted(struct se_list *l, struct rbln_gen_handle *h);
+void se_list_remove(struct se_list *l, struct rbln_gen_handle *h);
+/* Moves every entry of from to the back of to. */
+void se_list_splice(struct se_list *to, struct se_list *from);
+
+/* request.c: the table's submit(), cancel() and release(), and the request's memory. */
+int se_submit(struct rbln_serving_engine *e, const struct rbln_gen_request *req,
+	      rbln_gen_event_fn cb, void *user, struct rbln_gen_handle **out,
+	      struct rbln_error *err);
+void se_cancel(struct rbln_gen_handle *h);
+void se_release(struct rbln_gen_handle *h);
+void se_request_free(struct rbln_gen_handle *h);
+
+/* planner.c: one step's items; may preempt (moving requests to waiting). */
+size_t se_plan(struct rbln_serving_engine *e, int64_t now_ns);
+/* Tokens a sequence has cached (its computed tokens). */
+size_t se_seq_computed(const struct rbln_seq *s);
+
+/* events.c: deliveries, on the scheduler thread, with no lock held. */
+/* New ids of a running request; returns true if the callback asked to stop. */
+bool se_deliver_tokens(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
+		       int64_t now_ns);
+/*
+ * Ends a request: takes it off its list (the caller names which), gives its
+ * sequence back to the engine and delivers the final event.  After this the
+ * request belongs to the serving layer (it may already be released).
+ */
+void se_finish(struct rbln_serving_engine *e, struct se_list *from, struct rbln_gen_handle *h,
+	       enum rbln_finish_reason reason, int error_code, const char *msg,
+	       int64_t now_ns);
+
+/* logits.c: bad words and log-probabilities through the runtime's logits hook. */
+int se_logits_attach(struct rbln_serving_engine *e, struct rbln_gen_handle *h);
+/* Log-probabilities of the ids h got in this step (called before delivery). */
+void se_logprobs_take(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
+		      const int32_t *ids, size_t n);
+
+/* stats.c */
+void se_publish(struct rbln_serving_engine *e);
+void se_stats(struct rbln_serving_engine *e, struct rbln_serving_stats *st);
+/* Maps tensor-parallel ranks to device indices (the devices option or RBLN_DEVICES). */
+void se_devices_map(struct rbln_serving_engine *e, const char *devices, uint32_t n_ranks);
+
+/* scheduler.c */
+void *se_scheduler_main(void *arg);
+
+int64_t se_now_ns(void);
+
+#endif

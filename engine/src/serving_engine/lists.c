@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+/* The request lists of the scheduler (inbox, waiting, running). */
+#include "serving_engine/binding.h"
+
+void se_list_push_back(struct se_list *l, struct rbln_gen_handle *h)
+{
+	h->next = NULL;
+	h->prev = l->tail;
+	if (l->tail)
+		l->tail->next = h;
+	else
+		l->head = h;
+	l->tail = h;
+	l->n++;
+}
+
+void se_list_insert_sorted(struct se_list *l, struct rbln_gen_handle *h)
+{
+	struct rbln_gen_handle *at;
+
+	for (at = l->head; at && at->arrival < h->arrival; at = at->next)
+		;
+	if (!at) {
+		se_list_push_back(l, h);
+		return;
+	}
+	h->next = at;
+	h->prev = at->prev;
+	if (at->prev)
+		at->prev->next = h;
+	else
+		l->head = h;
+	at->prev = h;
+	l->n++;
+}
+
+void se_list_remove(struct se_list *l, struct rbln_gen_handle *h)
+{
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		l->head = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	else
+		l->tail = h->prev;
+	h->prev = h->next = NULL;
+	l->n--;
+}
+
+void se_list_splice(struct se_list *to, struct se_list *from)
+{
+	if (!from->head)
+		return;
+	if (to->tail) {
+		to->tail->next = from->head;
+		from->head->prev = to->tail;
+	} else {
+		to->head = from->head;
+	}
+	to->tail = from->tail;
+	to->n += from->n;
+	from->head = from->tail = NULL;
+	from->n = 0;
+}
