@@ -263,5 +263,11 @@ int main(void)
 		tests[i] = (struct CMUnitTest){ names[i], test_variant, setup, teardown,
 					       (void *)v };
 	}
+	/*
+	 * One variant alone, e.g. in the VM on the kernel driver:
+	 * RBLN_ENGINE_TEST_FILTER='tiny-llama3 tp8*'.
+	 */
+	if (getenv("RBLN_ENGINE_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("RBLN_ENGINE_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
