@@ -126,6 +126,8 @@ struct rbln_serving_engine {
 	struct se_list waiting;
 	struct se_list running;
 	struct se_published acc;	/* accumulating; copied to pub after each step */
+	int64_t prefill_ns_avg;		/* moving average of a prefill step's wall time */
+	int64_t defer_since_ns;		/* prefill work held back since then; 0 = none */
 	struct rbln_step_item *items;	/* [batch] the step being planned */
 	struct rbln_gen_handle **item_h;	/* [batch] the request of each item */
 };

@@ -76,6 +76,13 @@ void se_finish(struct rbln_serving_engine *e, struct se_list *from, struct rbln_
 	ev.t_first_token_ns = h->t_first_ns;
 	se_list_remove(from, h);
 	h->seq = NULL;
+	/*
+	 * Blocks free and the snapshot current before the client can hear of
+	 * the end: a client that reads /metrics after its answer sees them.
+	 */
+	if (s)
+		rbln_seq_abort(s);
+	se_publish(e);
 	/* From here cancel() is a no-op; after the callback h may be gone. */
 	atomic_store(&h->done, true);
 	h->cb(h->user, &ev);

@@ -19,6 +19,15 @@
  * decoder bucket that holds them and a step with prefill tokens in the
  * prefill program; the planner only decides what is in the step.
  *
+ * The prefill program has the cost of its whole chunk however few tokens
+ * it carries (its rows are padded), many times a decode step's.  Running
+ * it for every new prompt while others decode would make every decode wait
+ * that long.  So while sequences decode, prefill work smaller than a full
+ * chunk is held back, for at most as long as a prefill step takes
+ * (measured), and prompts arriving meanwhile share the one step: decodes
+ * keep their pace and the prefill cost is shared.  A full chunk of prefill
+ * work, or no decode to protect, runs at once.
+ *
  * Admission is strictly first come first served: when the oldest waiting
  * request does not fit (its known tokens need more KV blocks than are
  * free), nobody behind it is admitted.  A step that had to preempt admits
@@ -109,6 +118,32 @@ static int make_seq(struct rbln_serving_engine *e, struct rbln_gen_handle *h, in
 	return 0;
 }
 
+/* Prefill tokens the next step could take: prefills under way and admissions. */
+static size_t prefill_work(const struct rbln_serving_engine *e)
+{
+	const struct rbln_gen_handle *h;
+	size_t tokens = 0, slots = e->batch > e->running.n ? e->batch - e->running.n : 0;
+
+	for (h = e->running.head; h; h = h->next)
+		if (!is_decode(h->seq))
+			tokens += rbln_seq_pending(h->seq);
+	for (h = e->waiting.head; h && slots; h = h->next, slots--)
+		tokens += h->seq ? rbln_seq_pending(h->seq) : h->n_prompt;
+	return tokens;
+}
+
+/* Whether prefill work should wait for more to join it (see the top of the file). */
+static bool defer_prefill(struct rbln_serving_engine *e, size_t budget_left, int64_t now)
+{
+	size_t work = prefill_work(e);
+
+	if (!work || work >= budget_left)
+		return false;
+	if (!e->defer_since_ns)
+		e->defer_since_ns = now;
+	return now - e->defer_since_ns < e->prefill_ns_avg;
+}
+
 static size_t plan_once(struct rbln_serving_engine *e, int64_t now, uint64_t free_blocks)
 {
 	struct rbln_gen_handle *h, *next;
@@ -131,6 +166,8 @@ static size_t plan_once(struct rbln_serving_engine *e, int64_t now, uint64_t fre
 		tokens++;
 	}
 	if (preempted && n)
+		return n;
+	if (n && defer_prefill(e, e->step_tokens - tokens, now))
 		return n;
 	for (h = e->running.head; h && tokens < e->step_tokens; h = h->next) {
 		size_t pending = rbln_seq_pending(h->seq), computed, room, take;

@@ -96,6 +96,12 @@ static void run_step(struct rbln_serving_engine *e, size_t n)
 	e->acc.prompt_tokens_total += prompt_tokens;
 	e->acc.generation_tokens_total += st.sampled;
 	e->acc.busy_ns_total += st.ns;
+	if (st.prefill) {
+		/* An average over about the last eight prefill steps. */
+		e->prefill_ns_avg = e->prefill_ns_avg ? e->prefill_ns_avg +
+				    ((int64_t)st.ns - e->prefill_ns_avg) / 8 : (int64_t)st.ns;
+		e->defer_since_ns = 0;
+	}
 	if (e->log_steps)
 		log_step(e, n, &st);
 	for (i = 0; i < n; i++) {
