@@ -51,7 +51,7 @@ static enum emit_dtype emit_dtype_of(enum rbln_dtype dt)
  * RoPE is 2 pi.  The device divides in double and rounds once, which
  * equals the float32 division transformers does.
  */
-static void rope_params(const struct rbln_rope_config *r, struct emit_rope_params *p)
+void program_rope_params(const struct rbln_rope_config *r, struct emit_rope_params *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->theta = (float)r->theta;
@@ -274,7 +274,7 @@ int program_build(const struct rbln_compiled_config *cc, const struct layout_sha
 	layout_comm(s, max_t, &b.comm);
 	b.wdt = emit_dtype_of(s->wdtype);
 	b.kvdt = emit_dtype_of(s->kvdtype);
-	rope_params(&cc->model.rope, &b.rope);
+	program_rope_params(&cc->model.rope, &b.rope);
 	emit_init(&b.es);
 
 	embed(&b);

@@ -9,6 +9,7 @@
 #define RBLN_PROGRAM_BUILD_H
 
 #include "program/files.h"
+#include "program/isa_emit.h"
 #include "program/layout.h"
 #include "rbln_compile.h"
 
@@ -20,5 +21,8 @@
 int program_build(const struct rbln_compiled_config *cc, const struct layout_shape *s,
 		  const struct layout_buffers *bufs, uint32_t tokens, uint32_t seqs,
 		  struct program_image *img, struct rbln_error *err);
+
+/* The device ROPE's parameters for a config.json RoPE (linear as llama3, see there). */
+void program_rope_params(const struct rbln_rope_config *r, struct emit_rope_params *p);
 
 #endif
