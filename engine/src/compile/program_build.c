@@ -117,24 +117,26 @@ static struct emit_op publish_area(const struct build *b)
 }
 
 /*
- * All-reduce of the partials every rank just wrote to publish_area():
- * signal ours, wait for every peer's, then sum all of them in rank order,
- * so every rank computes the same bits.  Two areas used alternately make
- * it safe to publish the next partial before peers finished reading this
- * one: a peer that signalled collective i has finished reading i - 1.
- * The semaphores count collectives within a step; the runtime zeroes them
- * between steps, when no device runs.
+ * All-reduce of the partials every rank just wrote to publish_area(): each
+ * rank adds 1 to one arrival counter (rank 0's semaphore) and waits until
+ * all tp ranks have arrived for this collective, then sums all the areas
+ * in rank order, so every rank computes the same bits.  One counter means
+ * one SEM_WAIT per collective, not one per peer: on an oversubscribed host
+ * every extra wait is a thread polling for a core.  Two areas used
+ * alternately make it safe to publish the next partial before peers
+ * finished reading this one: a rank that arrived at collective i has
+ * finished reading i - 1.  The counter counts within a step; the runtime
+ * zeroes it between steps, when no device runs.
  */
 static void all_reduce(struct build *b, struct emit_op dst, bool add_to_dst)
 {
-	uint32_t p, area = b->collectives % 2, tp = b->s->tp, me = b->s->rank;
+	uint32_t p, area = b->collectives % 2, tp = b->s->tp;
 	struct emit_op sum = add_to_dst ? rows(b, b->sc.sum, b->s->hidden) : dst;
+	struct emit_op arrivals = op(SLOT_COMM + 0, b->comm.sem, 8);
 
-	emit_sem_add(&b->es, op(SLOT_COMM + me, b->comm.sem, 8), 1);
-	for (p = 0; p < tp; p++)
-		if (p != me)
-			emit_sem_wait_geq(&b->es, op(SLOT_COMM + p, b->comm.sem, 8),
-					  b->collectives + 1ull, EMIT_SEM_WAIT_MAX_NS);
+	emit_sem_add(&b->es, arrivals, 1);
+	emit_sem_wait_geq(&b->es, arrivals, (uint64_t)tp * (b->collectives + 1ull),
+			  EMIT_SEM_WAIT_MAX_NS);
 	emit_add(&b->es, sum, comm_area(b, 0, area), comm_area(b, 1, area));
 	for (p = 2; p < tp; p++)
 		emit_add(&b->es, sum, sum, comm_area(b, p, area));

@@ -233,8 +233,11 @@ int layout_buffers(const struct rbln_compiled_config *cc, const struct layout_sh
 	if (s->tp > 1) {
 		for (p = 0; p < s->tp; p++) {
 			b->size[SLOT_COMM + p] = cm.size;
-			/* A rank writes its own comm buffer and reads its peers'. */
-			b->access[SLOT_COMM + p] = p == s->rank ?
+			/*
+			 * A rank writes its own comm buffer and reads its peers';
+			 * rank 0's also holds the arrival counter every rank adds to.
+			 */
+			b->access[SLOT_COMM + p] = p == s->rank || p == 0 ?
 				EMIT_ACCESS_READ | EMIT_ACCESS_WRITE : EMIT_ACCESS_READ;
 		}
 		b->n_slots += s->tp;

@@ -104,7 +104,7 @@ struct layout_scratch {
 
 /* SLOT_COMM + rank: a semaphore and two areas rank publishes partial sums in. */
 struct layout_comm {
-	uint64_t sem;			/* u64 counter: collectives this rank published */
+	uint64_t sem;			/* u64 counter, rank 0's: arrivals at collectives */
 	uint64_t area[2];		/* float [T, hidden] each, used alternately */
 	uint64_t size;
 };
