@@ -365,6 +365,12 @@ static int on_event(void *user, const struct rbln_gen_event *ev)
 			atomic_fetch_add(&mm->finished[2], 1);
 		all_done = !j->submitting && j->n_finished == j->n_submitted;
 	}
+	/*
+	 * Counted before the client can have its answer: one that reads
+	 * /metrics right after it sees its own request there.
+	 */
+	if (all_done && !j->rejected)
+		job_metrics(j);
 	/* A stream wants every piece; a whole response only the end. */
 	wake = j->req.sse || all_done;
 	if (wake && j->suspended && j->conn) {
@@ -372,8 +378,6 @@ static int on_event(void *user, const struct rbln_gen_event *ev)
 		MHD_resume_connection(j->conn);
 	}
 	pthread_mutex_unlock(&j->lock);
-	if (all_done && !j->rejected)
-		job_metrics(j);
 	if (ev->final)
 		serve_job_put(j);	/* the sequence's reference */
 	return ret;
