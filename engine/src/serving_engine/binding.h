@@ -112,8 +112,8 @@ struct rbln_serving_engine {
 	pthread_mutex_t mu;		/* guards everything below */
 	pthread_cond_t wake;
 	struct se_list inbox;
-	size_t n_waiting_seen;		/* waiting.n as of the scheduler's last look;
-					 * inbox.n + this is what max_waiting bounds */
+	size_t n_waiting_seen;		/* waiting.n as of the scheduler's last look */
+	size_t free_slots_seen;		/* max_num_seqs - running.n, likewise */
 	bool stopping;
 	uint64_t next_arrival;
 	struct se_published pub;

@@ -142,6 +142,7 @@ static int se_open(const struct rbln_serving_model_spec *spec, struct rbln_servi
 		return rbln_error_set(err, rc, "cannot create the scheduler's lock: %s",
 				      strerror(-rc));
 	}
+	e->free_slots_seen = e->batch;
 	e->util_win_start_ns = se_now_ns();
 	rc = pthread_create(&e->thread, NULL, se_scheduler_main, e);
 	if (rc) {

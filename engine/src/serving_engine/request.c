@@ -156,7 +156,12 @@ int se_submit(struct rbln_serving_engine *e, const struct rbln_gen_request *req,
 	pthread_mutex_lock(&e->mu);
 	if (e->stopping) {
 		rc = rbln_error_set(err, -ESHUTDOWN, "model '%s' is shutting down", e->name);
-	} else if (e->inbox.n + e->n_waiting_seen >= e->max_waiting) {
+	} else if (e->inbox.n + e->n_waiting_seen >= e->max_waiting + e->free_slots_seen) {
+		/*
+		 * Requests that will start at the next step (free slots of the
+		 * running batch) are not waiting: a burst that fits the batch is
+		 * never refused, whatever the queue bound.
+		 */
 		rc = rbln_error_set(err, -EBUSY, "the waiting queue of model '%s' is full (%u "
 				    "requests)", e->name, e->max_waiting);
 	} else {

@@ -128,6 +128,7 @@ static bool wait_for_work(struct rbln_serving_engine *e)
 	for (;;) {
 		se_list_splice(&e->waiting, &e->inbox);
 		e->n_waiting_seen = e->waiting.n;
+		e->free_slots_seen = e->batch - e->running.n;
 		if (e->stopping || e->waiting.n || e->running.n)
 			break;
 		/* Idle: wake at least once a second so the utilization gauge decays. */

@@ -65,6 +65,7 @@ void se_publish(struct rbln_serving_engine *e)
 	pthread_mutex_lock(&e->mu);
 	e->acc.num_waiting = (uint32_t)(e->waiting.n + e->inbox.n);
 	e->n_waiting_seen = e->waiting.n;
+	e->free_slots_seen = e->batch - e->running.n;
 	e->pub = e->acc;
 	if (now - e->util_win_start_ns >= UTIL_WINDOW_NS) {
 		e->utilization = (double)(e->pub.busy_ns_total - e->util_win_busy_ns) /
