@@ -203,7 +203,11 @@ static void run_group(struct fixture *f, size_t first, size_t count)
 	}
 }
 
-/* Buckets 4 and 1 give what bucket 8 gave: each prompt alone, then in fours. */
+/*
+ * Buckets 4 and 1 give what bucket 8 gave: the first eight prompts in
+ * fours, the first four alone.  (The long prompt, ninth, already ran alone
+ * in bucket 1 after the first eight, as the batch holds eight.)
+ */
 static void check_buckets_agree(struct fixture *f)
 {
 	struct rbln_engine_info info;
@@ -211,7 +215,7 @@ static void check_buckets_agree(struct fixture *f)
 
 	for (i = 0; i + 4 <= f->n_prompts; i += 4)
 		run_group(f, i, 4);
-	for (i = 0; i < f->n_prompts; i++)
+	for (i = 0; i < 4; i++)
 		run_group(f, i, 1);
 	rbln_engine_get_info(f->e, &info);
 	/* decode_steps follows decoder_batch_sizes: 8, 4, 1. */
