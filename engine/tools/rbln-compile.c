@@ -79,7 +79,8 @@ int main(int argc, char **argv)
 	}
 	if (!quiet && !rbln_compiled_config_load(out, &cc, &err)) {
 		printf("compiled %s -> %s: tensor_parallel_size %u, batch_size %u, max_seq_len %u, "
-		       "%s (partition %u, block %u, %u blocks), decoder_batch_sizes",
+		       "%s (kvcache_partition_len %u, kvcache_block_size %u, kvcache_num_blocks %u), "
+		       "decoder_batch_sizes",
 		       argv[optind], out, cc.tensor_parallel_size, cc.batch_size,
 		       cc.max_seq_len, rbln_attn_impl_name(cc.attn_impl),
 		       cc.kvcache_partition_len, cc.kvcache_block_size, cc.kvcache_num_blocks);
