@@ -122,9 +122,10 @@ RBLN_K(attn_tile)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
 {
 	const struct rbln_isa_attention *c = at->cmd;
 	float p[RBLN_K_AH][RBLN_MODEL_ATTN_TILE];
-	float alpha[RBLN_K_AH], s4[RBLN_K_AH], scale, mt, mn, sum;
+	float alpha[RBLN_K_W], am[RBLN_K_AH], sums[RBLN_K_AH], s4[RBLN_K_AH];
 	RBLN_K_VF acc[RBLN_K_AH], acc2[RBLN_K_AH], o[RBLN_K_AH], o2[RBLN_K_AH];
-	RBLN_K_VF kv, kv2, pv;
+	RBLN_K_VF kv, kv2, pv, mv, sv;
+	float scale, mn;
 	u32 es = rbln_model_dtype_size(dtype);
 	u32 d, j, t;
 	bool w2;
@@ -176,23 +177,36 @@ RBLN_K(attn_tile)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
 	}
 #pragma GCC unroll 4
 	for (j = 0; j < nh; j++) {
-		mt = e[j][0];
-		for (t = 0; t < nt; t++)
-			if (p[j][t] > mt)
-				mt = p[j][t];
-		mn = mt;
-		alpha[j] = RBLN_K(exp1)(e[j][0] - mn);
-		sum = 0.0f;
-		for (t = 0; t < nt; t += RBLN_K_W) {
+		/*
+		 * Branch-free: the tile's maximum by vector max (a NaN
+		 * score never wins, as with the scalar "x > m"), then its
+		 * exponentials and their sum as vectors, padding lanes e^-inf.
+		 */
+		mv = RBLN_K(splat)(e[j][0]);
+		for (t = 0; t < RBLN_MODEL_ATTN_TILE; t += RBLN_K_W) {
+			memcpy(&pv, &p[j][t], sizeof(pv));
+			mv = RBLN_K(sel)(pv > mv, pv, mv);
+		}
+		mn = RBLN_K(hmax)(mv);
+		am[j] = e[j][0] - mn;
+		sv = RBLN_K(zero)();
+		for (t = 0; t < RBLN_MODEL_ATTN_TILE; t += RBLN_K_W) {
 			memcpy(&pv, &p[j][t], sizeof(pv));
 			pv = RBLN_K(vexp)(pv - mn);
 			memcpy(&p[j][t], &pv, sizeof(pv));
+			sv = sv + pv;
 		}
-		for (t = 0; t < nt; t++)
-			sum = sum + p[j][t];
 		e[j][0] = mn;
-		e[j][1] = e[j][1] * alpha[j] + sum;
+		sums[j] = RBLN_K(hsum)(sv);
 	}
+	/* The rescale factors of all heads in one exp. */
+	mv = RBLN_K(zero)();
+	memcpy(&mv, am, sizeof(float) * nh);
+	mv = RBLN_K(vexp)(mv);
+	memcpy(alpha, &mv, sizeof(float) * nh);
+#pragma GCC unroll 4
+	for (j = 0; j < nh; j++)
+		e[j][1] = e[j][1] * alpha[j] + sums[j];
 	/* Two vectors of every head at a time: eight independent chains. */
 	for (d = 0; d < c->head_dim; d += 2 * RBLN_K_W) {
 		w2 = d + RBLN_K_W < c->head_dim;

@@ -239,6 +239,24 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(hsum)(RBLN_K_VF v)
 }
 
 /**
+ * rbln_k_hmax() - the largest lane of @v (NaN lanes never win)
+ * @v: the vector
+ *
+ * Return: the maximum, in the same order of comparisons every time.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(hmax)(RBLN_K_VF v)
+{
+	float l[RBLN_K_W], m;
+	u32 i;
+
+	memcpy(l, &v, sizeof(l));
+	m = l[0];
+	for (i = 1; i < RBLN_K_W; i++)
+		m = l[i] > m ? l[i] : m;
+	return m;
+}
+
+/**
  * rbln_k_hsum4() - the lane sums of four vectors at once
  * @v: the four vectors
  * @out: their four sums
