@@ -349,6 +349,11 @@ static void print_machine(void)
 	printf("date:    %s\n", date);
 	printf("machine: %s, %ld online CPUs, %.1f GiB, Linux %s\n", cpu,
 	       sysconf(_SC_NPROCESSORS_ONLN), mem_kb / 1048576.0, u.release);
+	f = fopen("/proc/loadavg", "r");
+	if (f && fgets(line, sizeof(line), f))
+		printf("load:    %s", line);	/* other work on the host skews the numbers */
+	if (f)
+		fclose(f);
 	printf("devices: RBLN_BACKEND=%s RBLN_EMUL_ENGINES=%s\n",
 	       getenv("RBLN_BACKEND") ? getenv("RBLN_BACKEND") : "(auto)",
 	       getenv("RBLN_EMUL_ENGINES") ? getenv("RBLN_EMUL_ENGINES") :
@@ -360,7 +365,9 @@ int main(int argc, char **argv)
 	struct options o = { .prompt_len = 512, .decode_steps = 32, .chunk = 128 };
 	struct rbln_error err = { 0 };
 	static char tiny[4096];
+	char line[256];
 	size_t m, t, b;
+	FILE *f;
 	int rc;
 
 	rc = parse_args(argc, argv, &o);
@@ -402,7 +409,12 @@ int main(int argc, char **argv)
 			fflush(stdout);
 		}
 	}
-	printf("\nllama.cpp, 2 threads, same 1B shape, bf16: prefill 54, decode 9.3, "
+	f = fopen("/proc/loadavg", "r");
+	if (f && fgets(line, sizeof(line), f))
+		printf("\nload at the end: %s", line);
+	if (f)
+		fclose(f);
+	printf("llama.cpp, 2 threads, same 1B shape, bf16: prefill 54, decode 9.3, "
 	       "8 sequences 31 tok/s\n");
 	return 0;
 }
