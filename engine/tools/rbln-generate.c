@@ -83,7 +83,8 @@ static void usage(FILE *f)
 		"  --prompt TEXT              a prompt (tokenized with BOS, as transformers)\n"
 		"  --input-ids L              a prompt as token ids\n"
 		"  --chat FILE                a JSON list of {\"role\", \"content\"} messages,\n"
-		"                             rendered with the model's chat template\n"
+		"                             rendered with the model's chat template (- reads\n"
+		"                             standard input)\n"
 		"  --no-special               --prompt: do not add BOS\n"
 		"  --stop STR                 stop string (repeatable); cut from the text\n"
 		"  --include-stop-str         keep the stop string in the text\n"
@@ -194,6 +195,28 @@ static int parse_args(int argc, char **argv, struct options *o, struct rbln_erro
 	return 0;
 }
 
+/* FILE, or standard input for "-". */
+static int read_input(const char *file, char **data, size_t *len, struct rbln_error *err)
+{
+	struct rbln_strbuf sb = { 0 };
+	char buf[4096];
+	size_t n;
+
+	if (strcmp(file, "-"))
+		return rbln_file_read(file, data, len, err);
+	while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0)
+		if (rbln_strbuf_append(&sb, buf, n)) {
+			rbln_strbuf_free(&sb);
+			return rbln_error_set(err, -ENOMEM, "out of memory");
+		}
+	if (ferror(stdin)) {
+		rbln_strbuf_free(&sb);
+		return rbln_error_set(err, -EIO, "standard input: read error");
+	}
+	*data = rbln_strbuf_steal(&sb, len);
+	return *data ? 0 : rbln_error_set(err, -ENOMEM, "out of memory");
+}
+
 static int chat_ids(const char *dir, const struct rbln_tokenizer *tok, const char *file,
 		    struct rbln_ids *ids, struct rbln_error *err)
 {
@@ -203,7 +226,7 @@ static int chat_ids(const char *dir, const struct rbln_tokenizer *tok, const cha
 	size_t len, tlen;
 	int rc;
 
-	rc = rbln_file_read(file, &json, &len, err);
+	rc = read_input(file, &json, &len, err);
 	if (!rc)
 		rc = rbln_chat_template_load(dir, &t, err);
 	if (!rc)
