@@ -140,6 +140,21 @@ done
 strip --strip-debug -o "$root/lib/modules/rbln.ko" "$top/rbln.ko" ||
 	cp "$top/rbln.ko" "$root/lib/modules/rbln.ko"
 
+# The guest gets a fresh tmpfs on /tmp; a checkout or build directory that
+# lives under the host's /tmp (CI clones may) is bound back into it from a
+# second view of the host's /tmp kept at /mnt.
+tmp_binds=""
+for path in "$top" "$BUILD_DIR"; do
+	case $path in
+	/tmp/?*)
+		first=${path#/tmp/}
+		first=${first%%/*}
+		case " $tmp_binds " in *" $first "*) ;; *) tmp_binds="$tmp_binds $first" ;; esac
+		;;
+	esac
+done
+[ -z "$tmp_binds" ] || [ -d /mnt ] || die "$top is under /tmp and the host has no /mnt to keep it visible"
+
 cat >"$root/init" <<EOF
 #!/bin/sh
 # Guest init: load the modules, share the host's root, run the tests.
@@ -155,7 +170,12 @@ mount -t proc proc /host/proc
 mount -t sysfs sysfs /host/sys
 mount -t devtmpfs devtmpfs /host/dev
 mount -t devpts devpts /host/dev/pts 2>/dev/null
+[ -z "$tmp_binds" ] || mount -o bind /host/tmp /host/mnt
 mount -t tmpfs tmpfs /host/tmp
+for d in $tmp_binds; do
+	mkdir -p /host/tmp/\$d && mount -o bind /host/mnt/\$d /host/tmp/\$d ||
+		echo "VM-FAIL: bind /tmp/\$d into the guest"
+done
 mount -t tmpfs tmpfs /host/run
 mount -t debugfs debugfs /host/sys/kernel/debug
 cp /lib/modules/rbln.ko /host/tmp/rbln.ko
