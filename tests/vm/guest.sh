@@ -128,6 +128,17 @@ tap() { # prefix, command...
 	printf '%s\n' "$out" | grep -q '^1\.\.' || fail "$prefix: ran to the end (exit $rc)"
 }
 
+# The engine against transformers on rbln.ko: tiny-llama3 split over all
+# eight devices (the test program of the emulated runs, unchanged, filtered
+# to its TP 8 variant): last-position logits, greedy tokens and decoder
+# buckets 8/4/1.
+t_engine_tp8() {
+	local bin=$BUILD_DIR/tests/engine/test_engine_generate_reference
+	[ -x "$bin" ] || { fail "engine reference test ($bin missing)"; return; }
+	RBLN_BACKEND=kernel CMOCKA_MESSAGE_OUTPUT=TAP \
+		RBLN_ENGINE_TEST_FILTER='tiny-llama3 tp8*' tap engine "$bin"
+}
+
 # The libnpu conformance suite, unchanged, against rbln.ko.
 t_conformance() {
 	local bin=$BUILD_DIR/tests/conformance/npu-conformance
@@ -269,6 +280,7 @@ main() {
 	else
 		fail "cpu_variant=baseline"
 	fi
+	t_engine_tp8
 	tap stress "$B/rbln-vm-stress" -s "$VM_STRESS_SECONDS" -t 1
 	check "devices idle and memory returned after the stress run" all_idle
 	check "a submitter killed with SIGKILL leaves the devices idle" t_kill
