@@ -393,7 +393,7 @@ enum rbln_isa_layout {
  * @w holds the weights as @dtype in @layout. RBLN_LAYOUT_ROWMAJOR: [@n, @k],
  * size n * k elements. RBLN_LAYOUT_PACKED16: P = ceil(n / 16) panels, each
  * k * 16 elements, panel p holding output columns 16p .. 16p + 15 (columns
- * past @n are zero). In a panel, element (kk, j) of column 16p + j sits at
+ * past @n are ignored). In a panel, element (kk, j) of column 16p + j sits at
  * index kk * 16 + s(j), where s(j) = j for float32 and float16 and, for
  * bfloat16, s(j) = 2j for j < 8 and 2(j - 8) + 1 for j >= 8: each 32-bit
  * word holds columns j and j + 8, which the device widens with one shift
