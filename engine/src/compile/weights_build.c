@@ -51,19 +51,27 @@ static void view_row(const void *ctx, int64_t r, enum rbln_dtype dt, void *out)
 int pack16(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, enum rbln_dtype dt,
 	   unsigned char *dst)
 {
-	size_t es = rbln_dtype_size(dt);
-	unsigned char *rows = malloc((size_t)(n * k) * es);
+	size_t es = rbln_dtype_size(dt), panel = (size_t)(EMIT_PACK_COLS * k) * es;
+	unsigned char *rows = malloc(panel);
 	enum npu_dtype ndt = dt == RBLN_DTYPE_BF16 ? NPU_DTYPE_BF16 :
 			     dt == RBLN_DTYPE_F16 ? NPU_DTYPE_F16 : NPU_DTYPE_F32;
-	int64_t r;
-	int rc;
+	int64_t p0, r, cols;
+	int rc = 0;
 
 	if (!rows)
 		return -ENOMEM;
-	for (r = 0; r < n; r++)
-		row_fn(ctx, r, dt, rows + (size_t)(r * k) * es);
-	/* The device's layout is libnpu's to define: it packs, we gather. */
-	rc = npu_pack_weights(dst, rows, ndt, (uint32_t)n, (uint32_t)k);
+	/*
+	 * Panel by panel: panels are contiguous in the packed layout, so
+	 * packing 16 rows at a time needs memory for 16 rows, not the matrix.
+	 * The device's layout is libnpu's to define: it packs, we gather.
+	 */
+	for (p0 = 0; p0 < n && !rc; p0 += EMIT_PACK_COLS) {
+		cols = n - p0 < EMIT_PACK_COLS ? n - p0 : EMIT_PACK_COLS;
+		for (r = 0; r < cols; r++)
+			row_fn(ctx, p0 + r, dt, rows + (size_t)(r * k) * es);
+		rc = npu_pack_weights(dst + (size_t)(p0 / EMIT_PACK_COLS) * panel, rows, ndt,
+				      (uint32_t)cols, (uint32_t)k);
+	}
 	free(rows);
 	return rc;
 }
