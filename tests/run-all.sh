@@ -4,7 +4,7 @@
 #   1. unit and conformance tests (meson, cmocka/TAP), plain build
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer (+LSan)
 #   3. kernel code gates: checkpatch --strict, kernel-doc, W=1 build
-#   4. the fuzzers, each target for FUZZ_SECONDS (default 45)
+#   4. the fuzzers, each target for FUZZ_SECONDS (default 30)
 #   5. the kernel driver in a QEMU VM (tests/vm/run.sh)
 #
 # Environment: FUZZ_SECONDS, SKIP_VM=1 (development only: the VM stage then
@@ -13,7 +13,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 BUILD=${BUILD:-build}
-FUZZ_SECONDS=${FUZZ_SECONDS:-45}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 passed=0 failed=0 skipped=0
 started=$(date +%s)
 
