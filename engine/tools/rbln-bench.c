@@ -53,7 +53,34 @@ struct row {
 	double prefill;
 	double decode[N_BATCHES];
 	double load_s;
+	double others;		/* CPU share other processes took during the row */
 };
+
+/* CPU time so far, in clock ticks: the whole host's busy time and ours. */
+static void cpu_ticks(unsigned long long *host_busy, unsigned long long *ours)
+{
+	unsigned long long v[8] = { 0 }, ut = 0, st = 0;
+	char buf[1024], *p;
+	FILE *f = fopen("/proc/stat", "r");
+	int i;
+
+	*host_busy = *ours = 0;
+	if (f) {
+		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+			   &v[3], &v[4], &v[5], &v[6], &v[7]) == 8)
+			for (i = 0; i < 8; i++)
+				*host_busy += i == 3 || i == 4 ? 0 : v[i];	/* not idle, iowait */
+		fclose(f);
+	}
+	f = fopen("/proc/self/stat", "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+		    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			   &st) == 2)
+			*ours = ut + st;
+		fclose(f);
+	}
+}
 
 static double now_s(void)
 {
@@ -323,8 +350,18 @@ static int bench_one(const struct options *o, const struct bench_model *m, uint3
 		row->load_s = now_s() - t0;
 	}
 	if (!rc) {
+		unsigned long long h0, o0, h1, o1;
+		double t1;
+
 		fprintf(stderr, "rbln-bench: measuring %s at TP %u\n", m->name, tp);
+		cpu_ticks(&h0, &o0);
+		t1 = now_s();
 		rc = measure(e, o, row, err);
+		cpu_ticks(&h1, &o1);
+		/* Others' busy time over the capacity of the run: 0 is a quiet host. */
+		row->others = (double)((h1 - h0) - (o1 - o0 < h1 - h0 ? o1 - o0 : h1 - h0)) /
+			      ((now_s() - t1) * sysconf(_SC_CLK_TCK) *
+			       sysconf(_SC_NPROCESSORS_ONLN));
 	}
 	rbln_engine_close(e);
 	if (temporary)
@@ -406,8 +443,8 @@ int main(int argc, char **argv)
 	printf("prefill: one %u-token prompt (chunks of %u); decode: B sequences of 64-token "
 	       "prompts, %u steps; best of %u\n\n", o.prompt_len, o.chunk, o.decode_steps,
 	       o.repeat);
-	printf("%-20s %3s %14s %12s %12s %12s %8s\n", "model", "TP", "prefill tok/s",
-	       "decode B=1", "decode B=4", "decode B=8", "load s");
+	printf("%-20s %3s %14s %12s %12s %12s %8s %8s\n", "model", "TP", "prefill tok/s",
+	       "decode B=1", "decode B=4", "decode B=8", "load s", "others");
 	fflush(stdout);
 	for (m = 0; m < o.n_models; m++) {
 		for (t = 0; t < o.n_tps; t++) {
@@ -421,7 +458,7 @@ int main(int argc, char **argv)
 			printf("%-20s %3u %14.1f", o.models[m].name, o.tps[t], row.prefill);
 			for (b = 0; b < N_BATCHES; b++)
 				printf(" %12.1f", row.decode[b]);
-			printf(" %8.1f\n", row.load_s);
+			printf(" %8.1f %7.0f%%\n", row.load_s, 100 * row.others);
 			fflush(stdout);
 		}
 	}
@@ -430,6 +467,7 @@ int main(int argc, char **argv)
 		printf("\nload at the end: %s", line);
 	if (f)
 		fclose(f);
+	printf("others: the CPU share other processes used while the row was measured\n");
 	printf("llama.cpp, 2 threads, same 1B shape, bf16: prefill 54, decode 9.3, "
 	       "8 sequences 31 tok/s\n");
 	return 0;
