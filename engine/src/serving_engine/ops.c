@@ -17,6 +17,7 @@
 static int se_compile(const struct rbln_compile_spec *spec, struct rbln_error *err)
 {
 	struct rbln_compile_options opt;
+	uint32_t b;
 
 	memset(&opt, 0, sizeof(opt));
 	opt.batch_size = spec->batch_size;
@@ -29,6 +30,15 @@ static int se_compile(const struct rbln_compile_spec *spec, struct rbln_error *e
 	 */
 	if (spec->kvcache_partition_len && spec->kvcache_partition_len != spec->max_seq_len)
 		opt.kvcache_partition_len = spec->kvcache_partition_len;
+	/*
+	 * Decoder buckets max_num_seqs, /2, /4 ... 1: served traffic comes in
+	 * every batch size, and the runtime decodes in the smallest bucket that
+	 * holds the running sequences (a lone request in bucket 1, not 8).
+	 * rbln-compile --decoder-batch-sizes chooses others.
+	 */
+	for (b = spec->batch_size; b >= 1 && opt.n_decoder_batch_sizes < RBLN_MAX_DECODER_BATCHES;
+	     b /= 2)
+		opt.decoder_batch_sizes[opt.n_decoder_batch_sizes++] = b;
 	return rbln_compile(spec->hf_dir, spec->out_dir, &opt, err);
 }
 
