@@ -119,13 +119,41 @@ static void run_step(struct rbln_serving_engine *e, size_t n)
 	}
 }
 
+#define BURST_QUIET_NS 50000		/* the inbox is still for this long ... */
+#define BURST_MAX_NS 1000000		/* ... or this much time passed */
+
+/*
+ * Called with the lock held after an idle wait ended with requests in the
+ * inbox: lets the burst they belong to arrive before it is taken.  The
+ * prompts of one HTTP request (an infer batch, a list of OpenAI prompts,
+ * n > 1) are submitted one by one, and requests of many clients come
+ * together; taken at the first one, the others would wait for the next
+ * prefill step.  Costs at most a millisecond of an idle server's time to
+ * first token, against a prefill step of ~14 ms for the smallest model.
+ */
+static void gather_burst(struct rbln_serving_engine *e)
+{
+	struct timespec quiet = { 0, BURST_QUIET_NS };
+	int64_t t0 = se_now_ns();
+	size_t n;
+
+	do {
+		n = e->inbox.n;
+		pthread_mutex_unlock(&e->mu);
+		nanosleep(&quiet, NULL);
+		pthread_mutex_lock(&e->mu);
+	} while (e->inbox.n > n && se_now_ns() - t0 < BURST_MAX_NS && !e->stopping);
+}
+
 /* Waits for work; returns false when the model is closing. */
 static bool wait_for_work(struct rbln_serving_engine *e)
 {
-	bool stopping;
+	bool stopping, idled = false;
 
 	pthread_mutex_lock(&e->mu);
 	for (;;) {
+		if (idled && e->inbox.n)
+			gather_burst(e);
 		se_list_splice(&e->waiting, &e->inbox);
 		e->n_waiting_seen = e->waiting.n;
 		e->free_slots_seen = e->batch - e->running.n;
@@ -137,6 +165,7 @@ static bool wait_for_work(struct rbln_serving_engine *e)
 
 			clock_gettime(CLOCK_MONOTONIC, &until);
 			until.tv_sec += 1;
+			idled = true;
 			if (pthread_cond_timedwait(&e->wake, &e->mu, &until) == ETIMEDOUT &&
 			    !e->inbox.n && !e->stopping) {
 				pthread_mutex_unlock(&e->mu);
