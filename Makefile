@@ -3,7 +3,8 @@
 #   make run        the main job on the default (emulated devices)
 #   make test       the whole test suite; last line "N passed, N failed"
 #   make module     build rbln.ko against Debian's 6.12 headers
-#   make install    install userspace (and the module, when built)
+#   make install    install userspace (meson install); the module: see
+#                   Documentation/admin-guide.md
 
 BUILD ?= build
 KVER ?= $(shell ls -d /usr/src/linux-headers-6.12*-amd64 2>/dev/null | sort -V | tail -n 1 | sed 's|.*/linux-headers-||')
