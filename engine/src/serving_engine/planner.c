@@ -137,6 +137,8 @@ static bool defer_prefill(struct rbln_serving_engine *e, size_t budget_left, int
 {
 	size_t work = prefill_work(e);
 
+	if (!work)
+		e->defer_since_ns = 0;	/* what was held back is gone (cancelled) */
 	if (!work || work >= budget_left)
 		return false;
 	if (!e->defer_since_ns)
