@@ -186,12 +186,14 @@ static int build_prompt(const struct serve_model_text *m, const struct serve_req
 	/* OpenAI clients ask for an exact length; refuse one that cannot fit, as vLLM does. */
 	if ((r->api == SERVE_API_COMPLETIONS || r->api == SERVE_API_CHAT) &&
 	    r->opts.max_tokens_set &&
-	    (int64_t)ids.len + r->opts.sp.max_tokens > m->max_model_len)
+	    /* ids.len <= max_model_len here, so this difference cannot overflow. */
+	    r->opts.sp.max_tokens > m->max_model_len - (int64_t)ids.len)
 		return rbln_error_set(err, -E2BIG, "This model's maximum context length is %lld "
-				      "tokens. However, you requested %lld tokens (%zu in the "
+				      "tokens. However, you requested %llu tokens (%zu in the "
 				      "prompt, %lld in the completion). Please reduce the length "
 				      "of the prompt or completion.", (long long)m->max_model_len,
-				      (long long)ids.len + r->opts.sp.max_tokens, ids.len,
+				      (unsigned long long)ids.len +
+				      (unsigned long long)r->opts.sp.max_tokens, ids.len,
 				      (long long)r->opts.sp.max_tokens);
 	return 0;
 }
