@@ -20,7 +20,9 @@ MODELS = sl.models_dir(tap)
 TL3 = os.path.join(MODELS, "tiny-llama3")
 REF3 = json.load(open(os.path.join(TL3, "reference.json"), encoding="utf-8"))
 PROMPTS = [g["prompt"] for g in REF3["generate"] if g["prompt"]]
-LONG = {"temperature": 0, "max_tokens": 240, "ignore_eos": True}
+# Long enough (seconds, even on a fast idle machine) that no stream can end
+# before its client vanishes, whatever the machine's load.
+LONG = {"temperature": 0, "max_tokens": 1900, "ignore_eos": True}
 
 
 class RawClient:
@@ -225,7 +227,7 @@ def main():
     max_queue = 3
     try:
         model = sl.compile_model(TL3, os.path.join(root, "tl3"), "--batch-size", "4",
-                                 "--max-seq-len", "512", "--decoder-batch-sizes", "4,1")
+                                 "--max-seq-len", "2048", "--decoder-batch-sizes", "4,1")
         srv = sl.Server(["--model", model, "--served-model-name", "tl3",
                          "--max-queue-size", str(max_queue)], root)
         check_cancel_stream(srv)
