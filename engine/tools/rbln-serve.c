@@ -288,11 +288,14 @@ static void serve_until_signal(struct serve_server *s, const sigset_t *set, long
 	struct timespec zero = { 0, 0 };
 	time_t give_up;
 	bool cancelled = false;
+	size_t left;
 	int sig;
 
 	sigwait(set, &sig);
+	/* Stop accepting before saying so: a client that reads the line may test it. */
+	left = serve_server_drain(s, 0);
 	printf("rbln-serve: %s: no new requests; waiting for %zu in flight\n",
-	       sig == SIGTERM ? "SIGTERM" : "SIGINT", s->n_jobs);
+	       sig == SIGTERM ? "SIGTERM" : "SIGINT", left);
 	fflush(stdout);
 	give_up = drain_s >= 0 ? time(NULL) + drain_s : 0;
 	while (serve_server_drain(s, 200)) {
