@@ -379,9 +379,51 @@ static void test_dummy_weights(void **state)
 	free(hf);
 }
 
+/* Ranks run on the devices RBLN_DEVICES (or opt.devices) selects, in that order. */
+static void test_device_selection(void **state)
+{
+	struct rbln_compile_options o = { .tensor_parallel_size = 2 };
+	char *dir = compiled_llama2(&o);
+	struct rbln_engine_options eo = { .devices = "0" };
+	struct rbln_engine_info info;
+	struct rbln_sample_params sp;
+	struct rbln_error err = { 0 };
+	struct rbln_engine *e = NULL;
+	int32_t prompt[] = { 1, 450, 996, 1735 };
+	const int32_t *out;
+	int32_t first[6];
+	struct rbln_seq *s;
+	size_t n;
+	int i;
+
+	(void)state;
+	assert_int_equal(rbln_engine_open(dir, &eo, &e, &err), -ENODEV);
+	test_assert_contains_all(err.msg, "compiled for 2 devices", "1 is visible", NULL);
+	eh_greedy(&sp, 6);
+	for (i = 0; i < 2; i++) {
+		eo.devices = i ? "6,3" : NULL;
+		if (rbln_engine_open(dir, &eo, &e, &err))
+			fail_msg("%s", err.msg);
+		rbln_engine_get_info(e, &info);
+		assert_int_equal(info.n_devices, 2);
+		assert_int_equal(rbln_engine_add(e, prompt, 4, &sp, 0, &s, &err), 0);
+		eh_run_all(e);
+		out = rbln_seq_output(s, &n);
+		assert_int_equal(n, 6);
+		if (!i)
+			memcpy(first, out, sizeof(first));
+		else
+			assert_memory_equal(first, out, sizeof(first));
+		rbln_engine_close(e);
+	}
+	test_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_device_selection),
 		cmocka_unit_test(test_tp_rules),
 		cmocka_unit_test(test_attention_rules),
 		cmocka_unit_test(test_batch_rules),
