@@ -28,12 +28,10 @@
 
 #define RBLN_K_NV	(RBLN_ISA_PACK_COLS / RBLN_K_W)
 /*
- * How far ahead a streaming row of weights is prefetched: measured, the
- * hardware prefetchers alone leave the four-stream GEMV at 60-70% of the
- * read bandwidth when panels are long (K = 8192); 2 KiB ahead takes it
- * to 80-95%.
+ * Streaming rows of weights are prefetched rbln_model_prefetch_bytes()
+ * ahead (0: not at all), a distance that depends on the CPU's own
+ * prefetchers (see there).
  */
-#define RBLN_K_PF_BYTES	2048U
 #define RBLN_K_BF16_HI	0xffff0000U
 
 /**
@@ -87,6 +85,7 @@ RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
 	RBLN_K_VF bv[RBLN_K_NV];
 	RBLN_K_VF av;
 	u32 es = rbln_model_dtype_size(dtype);
+	u32 pf = rbln_model_prefetch_bytes();
 	u32 r, v, k;
 
 #pragma GCC unroll 16
@@ -101,9 +100,9 @@ RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
 		}
 	for (k = 0; k < kc; k++) {
 		/* A few rows stream their panel from memory, like the GEMV. */
-		if (mr <= 3 && !((k * RBLN_ISA_PACK_COLS * es) & 63))
+		if (mr <= 3 && pf && !((k * RBLN_ISA_PACK_COLS * es) & 63))
 			__builtin_prefetch(b + (u64)k * RBLN_ISA_PACK_COLS * es +
-					   RBLN_K_PF_BYTES);
+					   pf);
 		RBLN_K(panel_row)(b + (u64)k * RBLN_ISA_PACK_COLS * es, dtype,
 				  bv);
 #pragma GCC unroll 16
@@ -234,6 +233,7 @@ RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype, float *c,
 	RBLN_K_VF bv[RBLN_K_NV];
 	RBLN_K_VF av;
 	u32 es = rbln_model_dtype_size(dtype);
+	u32 pf = rbln_model_prefetch_bytes();
 	u64 row = RBLN_ISA_PACK_COLS * es;
 	u32 g, v, k;
 
@@ -251,11 +251,11 @@ RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype, float *c,
 	for (k = 0; k < kc; k++) {
 		av = RBLN_K_SPLAT(a[k]);
 		/* One prefetch per cache line of each panel's stream. */
-		if (!((k * row) & 63))
+		if (pf && !((k * row) & 63))
 #pragma GCC unroll 16
 			for (g = 0; g < RBLN_K_GP; g++)
 				__builtin_prefetch(b + g * pstride + k * row +
-						   RBLN_K_PF_BYTES);
+						   pf);
 #pragma GCC unroll 16
 		for (g = 0; g < RBLN_K_GP; g++) {
 			RBLN_K(panel_row)(b + g * pstride + k * row, dtype, bv);

@@ -57,6 +57,15 @@ static inline bool rbln_os_cpu_has_fma(void)
 	return false;
 #endif
 }
+
+static inline bool rbln_os_cpu_is_intel(void)
+{
+#ifdef CONFIG_X86
+	return boot_cpu_data.x86_vendor == X86_VENDOR_INTEL;
+#else
+	return false;
+#endif
+}
 #endif /* _LINUX_FPU_COMPILATION_UNIT */
 #else
 #include <stddef.h>
@@ -118,6 +127,11 @@ static inline bool rbln_os_cpu_has_fma(void)
 {
 	return __builtin_cpu_supports("fma");
 }
+
+static inline bool rbln_os_cpu_is_intel(void)
+{
+	return __builtin_cpu_is("intel");
+}
 #else
 static inline void rbln_os_fpu_begin(void)
 {
@@ -133,6 +147,11 @@ static inline bool rbln_os_cpu_has_avx2(void)
 }
 
 static inline bool rbln_os_cpu_has_fma(void)
+{
+	return false;
+}
+
+static inline bool rbln_os_cpu_is_intel(void)
 {
 	return false;
 }
