@@ -7,8 +7,8 @@
  * are along the outputs only, never along k, so no sum is ever split and
  * the result does not depend on the engine count. Inside a piece, k runs
  * in blocks (the kernels continue the sums stored in the output exactly),
- * and each bracket covers one k block of a few rows: about 1.5 MFLOP or
- * 256 KiB of weights, tens of microseconds, since the kernel's bracket
+ * and each bracket covers one k block of a few rows: at most about 4 MFLOP
+ * or 256 KiB of weights, tens of microseconds, since the kernel's bracket
  * disables preemption.
  */
 
@@ -18,8 +18,12 @@
 #define RBLN_MODEL_MM_PG	8U	/* panels per piece (128 columns) */
 #define RBLN_MODEL_MM_MSUB	24U	/* rows per bracket */
 #define RBLN_MODEL_MM_KC	256U	/* k per bracket */
-#define RBLN_MODEL_MM_KC_GEMV	1024U	/* k per bracket, up to 3 rows */
-#define RBLN_MODEL_MM_GEMV_ROWS	3U
+/*
+ * k per bracket for up to 16 rows (a decode batch): their weights stream
+ * from memory, and longer runs of one panel keep the stream going.
+ */
+#define RBLN_MODEL_MM_KC_STREAM	1024U
+#define RBLN_MODEL_MM_STREAM_ROWS	16U
 /* Fewest multiply-adds worth waking another engine for (~20 us). */
 #define RBLN_MODEL_MM_PART_FMA	0x100000ULL
 
@@ -49,8 +53,8 @@ static int rbln_model_mm_piece(struct rbln_model_par *par, u64 piece)
 	u64 m1 = rbln_model_min64(m0 + RBLN_MODEL_MM_MB, mm->m);
 	u32 p0 = (u32)(piece % job->pgroups) * RBLN_MODEL_MM_PG;
 	u32 p1 = (u32)rbln_model_min64(p0 + RBLN_MODEL_MM_PG, job->panels);
-	u32 kc = m1 - m0 <= RBLN_MODEL_MM_GEMV_ROWS ? RBLN_MODEL_MM_KC_GEMV :
-						      RBLN_MODEL_MM_KC;
+	u32 kc = m1 - m0 <= RBLN_MODEL_MM_STREAM_ROWS ?
+		 RBLN_MODEL_MM_KC_STREAM : RBLN_MODEL_MM_KC;
 	u32 k0, k1;
 	u64 ms;
 

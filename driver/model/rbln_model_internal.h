@@ -320,7 +320,7 @@ extern const struct rbln_model_kernels rbln_model_kernels_avx2;
 
 /* rbln_model_cpu.c */
 const struct rbln_model_kernels *rbln_model_kernels(void);
-u32 rbln_model_prefetch_bytes(void);
+u32 rbln_model_prefetch_bytes(u32 streams);
 
 /* rbln_model_exec_par.c: pieces of one command spread over the engines */
 struct rbln_model_par;

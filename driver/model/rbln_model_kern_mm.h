@@ -85,7 +85,7 @@ RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
 	RBLN_K_VF bv[RBLN_K_NV];
 	RBLN_K_VF av;
 	u32 es = rbln_model_dtype_size(dtype);
-	u32 pf = rbln_model_prefetch_bytes();
+	u32 pf = rbln_model_prefetch_bytes(1);
 	u32 r, v, k;
 
 #pragma GCC unroll 16
@@ -99,8 +99,11 @@ RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
 				       sizeof(acc[r][v]));
 		}
 	for (k = 0; k < kc; k++) {
-		/* A few rows stream their panel from memory, like the GEMV. */
-		if (mr <= 3 && pf && !((k * RBLN_ISA_PACK_COLS * es) & 63))
+		/*
+		 * A few rows stream their panel from memory; more rows
+		 * find it in cache, where a prefetch costs next to nothing.
+		 */
+		if (pf && !((k * RBLN_ISA_PACK_COLS * es) & 63))
 			__builtin_prefetch(b + (u64)k * RBLN_ISA_PACK_COLS * es +
 					   pf);
 		RBLN_K(panel_row)(b + (u64)k * RBLN_ISA_PACK_COLS * es, dtype,
@@ -233,7 +236,7 @@ RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype, float *c,
 	RBLN_K_VF bv[RBLN_K_NV];
 	RBLN_K_VF av;
 	u32 es = rbln_model_dtype_size(dtype);
-	u32 pf = rbln_model_prefetch_bytes();
+	u32 pf = rbln_model_prefetch_bytes(RBLN_K_GP);
 	u64 row = RBLN_ISA_PACK_COLS * es;
 	u32 g, v, k;
 
@@ -284,6 +287,18 @@ RBLN_K(gemv_any)(const float *a, const u8 *b, u64 pstride, u32 dtype,
 		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F32, c, kc, zero);
 }
 
+/*
+ * Rows of the next tile when @left remain: the same number of tiles as
+ * full RBLN_K_MR-row tiles would take, of equal height, so no tile is
+ * left with one or two rows, too few chains to cover the FMA latency.
+ */
+static inline u32 RBLN_K(rows)(u64 left)
+{
+	u64 tiles = (left + RBLN_K_MR - 1) / RBLN_K_MR;
+
+	return (u32)((left + tiles - 1) / tiles);
+}
+
 /**
  * rbln_k_mm_packed() - MATMUL on packed weights, one block of work
  * @mm: the command
@@ -313,7 +328,7 @@ RBLN_K(mm_packed)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 	u64 m;
 
 	for (m = m0; m < m1; m += mr) {
-		mr = m1 - m < RBLN_K_MR ? m1 - m : RBLN_K_MR;
+		mr = RBLN_K(rows)(m1 - m);
 		p = p0;
 		/* One row, whole panels: the streaming GEMV. */
 		for (; mr == 1 && p + RBLN_K_GP <= p1 && p + RBLN_K_GP <= full;
@@ -407,7 +422,7 @@ RBLN_K(mm_rowmajor)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 			zero = k == 0 && !mm->accumulate;
 			RBLN_K(pack_rm)(mm, p, k, kb, t);
 			for (m = m0; m < m1; m += mr) {
-				mr = m1 - m < RBLN_K_MR ? m1 - m : RBLN_K_MR;
+				mr = RBLN_K(rows)(m1 - m);
 				if (cols >= RBLN_ISA_PACK_COLS)
 					RBLN_K(tile_any)(a + m * mm->k + k,
 							 mm->k, t, mm->dtype,

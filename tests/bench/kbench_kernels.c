@@ -3,7 +3,7 @@
  * The kernels, run as an application runs them: command streams through
  * libnpu on emulated devices (the device model on the device's engine
  * threads). Data that a real step would stream from memory is made to
- * come from memory here too: MATMUL M=1 rotates over copies of its
+ * come from memory here too: MATMUL of up to 16 rows rotates over copies of its
  * weights, ATTENTION over KV caches, that together are four times the
  * last-level cache.
  */
@@ -112,8 +112,8 @@ void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 	void *p;
 	double t;
 
-	/* One row streams its weights: make them come from memory. */
-	if (m == 1)
+	/* A few rows stream their weights: make them come from memory. */
+	if (m <= 16)
 		while (copies < 16 && copies * wbytes < 4 * llc)
 			copies++;
 	for (i = 0; i < copies; i++) {

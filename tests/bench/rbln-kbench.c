@@ -7,7 +7,7 @@
  *   rbln-kbench [-e engines] [-d devices for the all-reduce]
  *
  * Memory bandwidth and FMA peak with 1 and 2 threads (more with -t), then
- * MATMUL M=1 and M=512 on 2048x8192 and 8192x2048 bfloat16 weights,
+ * MATMUL M=1, 8 (a decode batch) and 512 on 2048x8192 and 8192x2048 bfloat16 weights,
  * decode ATTENTION (batch 8, 4096-token contexts, 8 KV heads of 64, 32
  * query heads, partitions of 512), ALLREDUCE of 8 KiB and 1 MiB over 8
  * devices. The kernels run on one emulated device with -e engines (2 by
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 	unsigned int engines = 2, ndev = 8, threads = 2;
 	double bw[17] = { 0 }, peak[17] = { 0 };
 	struct npu_device_info info;
-	struct kb_result r[8];
+	struct kb_result r[12];
 	unsigned int nr = 0;
 	npu_device *dev[64];
 	npu_context *ctx;
@@ -135,9 +135,11 @@ int main(int argc, char **argv)
 	kb_check(npu_device_query(dev[0], &info), "npu_device_query");
 	unsigned int lim = engines < threads ? engines : threads;
 
-	for (int m = 0; m < 2; m++)
+	static const uint32_t rows[3] = { 1, 8, 512 };
+
+	for (int m = 0; m < 3; m++)
 		for (int s = 0; s < 2; s++)
-			kb_matmul(dev[0], m ? 512 : 1, shapes[s][0],
+			kb_matmul(dev[0], rows[m], shapes[s][0],
 				  shapes[s][1], bw[lim], peak[lim], &r[nr++]);
 	kb_attention(dev[0], 8, 4096, 32, 8, 64, 512, bw[lim], &r[nr++]);
 	close_ctx(ctx, dev, 1);
