@@ -104,6 +104,8 @@ int rbln_model_exec_matmul(const struct rbln_isa_matmul *c,
 
 	if (!job.mm.c || !job.mm.a || !job.mm.w)
 		return -RBLN_EIO;
+	if (job.mm.m <= RBLN_MODEL_MM_STREAM_ROWS)
+		job.mm.prefetch = rbln_model_prefetch_bytes(1);
 	job.panels = (c->n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;
 	job.pgroups = (job.panels + RBLN_MODEL_MM_PG - 1) / RBLN_MODEL_MM_PG;
 	mblocks = (job.mm.m + RBLN_MODEL_MM_MB - 1) / RBLN_MODEL_MM_MB;

@@ -193,6 +193,9 @@ int rbln_model_exec_add(u8 *dst, const u8 *a, const u8 *b, u64 n,
  * @dtype: type of @w
  * @layout: RBLN_LAYOUT_ROWMAJOR or RBLN_LAYOUT_PACKED16
  * @accumulate: start from @c's old values rather than from zero
+ * @prefetch: bytes ahead a tile of rows prefetches its panel of packed
+ *	weights, 0 for none: set when so few rows share the weights that
+ *	they stream from memory
  */
 struct rbln_model_mm {
 	u8 *c;
@@ -204,6 +207,7 @@ struct rbln_model_mm {
 	u32 dtype;
 	u32 layout;
 	bool accumulate;
+	u32 prefetch;
 };
 
 /**

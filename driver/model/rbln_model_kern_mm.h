@@ -28,9 +28,10 @@
 
 #define RBLN_K_NV	(RBLN_ISA_PACK_COLS / RBLN_K_W)
 /*
- * Streaming rows of weights are prefetched rbln_model_prefetch_bytes()
- * ahead (0: not at all), a distance that depends on the CPU's own
- * prefetchers (see there).
+ * Weights that stream from memory (the GEMV's, and a tile's when the
+ * product has few rows: &rbln_model_mm.prefetch) are prefetched
+ * rbln_model_prefetch_bytes() ahead, a distance that depends on the CPU's
+ * own prefetchers (see there).
  */
 #define RBLN_K_BF16_HI	0xffff0000U
 
@@ -76,16 +77,16 @@ RBLN_K(panel_row)(const u8 *b, u32 dtype, RBLN_K_VF *v)
  * @mr: rows, 1 to RBLN_K_MR; a constant where this is inlined
  * @kc: k steps, at least 1
  * @zero: start from zero instead of from @c
+ * @pf: bytes ahead to prefetch the panel, 0 for none
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
 RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
-	     u64 ldc, u32 mr, u32 kc, bool zero)
+	     u64 ldc, u32 mr, u32 kc, bool zero, u32 pf)
 {
 	RBLN_K_VF acc[RBLN_K_MR][RBLN_K_NV];
 	RBLN_K_VF bv[RBLN_K_NV];
 	RBLN_K_VF av;
 	u32 es = rbln_model_dtype_size(dtype);
-	u32 pf = rbln_model_prefetch_bytes(1);
 	u32 r, v, k;
 
 #pragma GCC unroll 16
@@ -99,10 +100,7 @@ RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
 				       sizeof(acc[r][v]));
 		}
 	for (k = 0; k < kc; k++) {
-		/*
-		 * A few rows stream their panel from memory; more rows
-		 * find it in cache, where a prefetch costs next to nothing.
-		 */
+		/* A few rows stream their panel from memory. */
 		if (pf && !((k * RBLN_ISA_PACK_COLS * es) & 63))
 			__builtin_prefetch(b + (u64)k * RBLN_ISA_PACK_COLS * es +
 					   pf);
@@ -127,14 +125,17 @@ RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
 /* rbln_k_tile() with the dtype a constant: one instance per type. */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
 RBLN_K(tile_dt)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
-		u64 ldc, u32 mr, u32 kc, bool zero)
+		u64 ldc, u32 mr, u32 kc, bool zero, u32 pf)
 {
 	if (dtype == RBLN_DTYPE_BF16)
-		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_BF16, c, ldc, mr, kc, zero);
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_BF16, c, ldc, mr, kc, zero,
+			     pf);
 	else if (dtype == RBLN_DTYPE_F16)
-		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_F16, c, ldc, mr, kc, zero);
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_F16, c, ldc, mr, kc, zero,
+			     pf);
 	else
-		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_F32, c, ldc, mr, kc, zero);
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_F32, c, ldc, mr, kc, zero,
+			     pf);
 }
 
 /**
@@ -148,34 +149,35 @@ RBLN_K(tile_dt)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
  * @mr: 1 to RBLN_K_MR
  * @kc: as for rbln_k_tile()
  * @zero: as for rbln_k_tile()
+ * @pf: as for rbln_k_tile()
  *
  * One instance per (row count, dtype), so that the loops over rows and
  * vectors unroll fully and the accumulators stay in registers.
  */
 static RBLN_K_ATTR void
 RBLN_K(tile_any)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
-		 u64 ldc, u32 mr, u32 kc, bool zero)
+		 u64 ldc, u32 mr, u32 kc, bool zero, u32 pf)
 {
 	switch (mr) {
 	case 1:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 1, kc, zero);
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 1, kc, zero, pf);
 		break;
 	case 2:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 2, kc, zero);
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 2, kc, zero, pf);
 		break;
 #if RBLN_K_MR > 3
 	case 4:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 4, kc, zero);
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 4, kc, zero, pf);
 		break;
 	case 5:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 5, kc, zero);
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 5, kc, zero, pf);
 		break;
 	case 6:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 6, kc, zero);
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 6, kc, zero, pf);
 		break;
 #endif
 	default:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 3, kc, zero);
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 3, kc, zero, pf);
 		break;
 	}
 }
@@ -193,10 +195,11 @@ RBLN_K(tile_any)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
  * @kc: as for rbln_k_tile()
  * @zero: as for rbln_k_tile()
  * @cols: valid columns, 1 to 15
+ * @pf: as for rbln_k_tile()
  */
 static RBLN_K_ATTR void
 RBLN_K(tile_edge)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
-		  u64 ldc, u32 mr, u32 kc, bool zero, u32 cols)
+		  u64 ldc, u32 mr, u32 kc, bool zero, u32 cols, u32 pf)
 {
 	float t[RBLN_K_MR][RBLN_ISA_PACK_COLS];
 	u32 r;
@@ -208,7 +211,7 @@ RBLN_K(tile_edge)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
 			memcpy(t[r], c + r * ldc, cols * sizeof(float));
 	}
 	RBLN_K(tile_any)(a, lda, b, dtype, &t[0][0], RBLN_ISA_PACK_COLS, mr,
-			 kc, zero);
+			 kc, zero, pf);
 #pragma GCC unroll 16
 	for (r = 0; r < mr; r++)
 		memcpy(c + r * ldc, t[r], cols * sizeof(float));
@@ -344,13 +347,14 @@ RBLN_K(mm_packed)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 						 w + p * pstride, mm->dtype,
 						 c + m * mm->n +
 						 p * RBLN_ISA_PACK_COLS,
-						 mm->n, mr, kc, zero);
+						 mm->n, mr, kc, zero, mm->prefetch);
 			else
 				RBLN_K(tile_edge)(a + m * mm->k + k0, mm->k,
 						  w + p * pstride, mm->dtype,
 						  c + m * mm->n +
 						  p * RBLN_ISA_PACK_COLS,
-						  mm->n, mr, kc, zero, cols);
+						  mm->n, mr, kc, zero, cols,
+						  mm->prefetch);
 		}
 	}
 }
@@ -428,14 +432,14 @@ RBLN_K(mm_rowmajor)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 							 mm->k, t, mm->dtype,
 							 c + m * mm->n +
 							 p * RBLN_ISA_PACK_COLS,
-							 mm->n, mr, kb, zero);
+							 mm->n, mr, kb, zero, 0);
 				else
 					RBLN_K(tile_edge)(a + m * mm->k + k,
 							  mm->k, t, mm->dtype,
 							  c + m * mm->n +
 							  p * RBLN_ISA_PACK_COLS,
 							  mm->n, mr, kb, zero,
-							  cols);
+							  cols, 0);
 			}
 		}
 	}
