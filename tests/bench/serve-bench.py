@@ -44,7 +44,7 @@ CONFIGS = {
         "name": "llama-1b",
         "compile": ["--dummy-weights", "--batch-size", "8", "--max-seq-len", "256",
                     "--prefill-chunk-size", "64", "--decoder-batch-sizes", "8,4,1"],
-        "rates": "0.1,0.2,0.3,0.5", "duration": 100, "prompt": 16, "output": 16,
+        "rates": "0.25,0.5,1,2", "duration": 60, "prompt": 16, "output": 16,
     },
 }
 
