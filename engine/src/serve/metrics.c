@@ -106,28 +106,102 @@ GET(g_preempt, s->stats, s->stats->preemptions_total)
 GET(g_prompt, s->stats, s->stats->prompt_tokens_total)
 GET(g_gen, s->stats, s->stats->generation_tokens_total)
 
-static int failures(struct rbln_strbuf *sb, const struct serve_metrics_source *src, size_t n)
-{
-	static const char *const reasons[SERVE_FAIL_COUNT] = { "REJECTED", "CANCELED", "BACKEND",
-								"OTHER" };
-	static const char name[] = "nv_inference_request_failure";
-	size_t i, r;
+/*
+ * A per-model family with one more label: `row` gives the k-th sample of a
+ * model (its label value and number) and false past the last one.
+ */
+typedef bool (*row_getter)(const struct serve_metrics_source *s, size_t k, char *label,
+			   size_t size, double *v);
 
-	if (!n)
-		return 0;
-	if (prom_family(sb, name, "Number of failed inference requests, all batch sizes",
-			"counter"))
-		return -ENOMEM;
+static int labelled(struct rbln_strbuf *sb, const struct serve_metrics_source *src, size_t n,
+		    const char *name, const char *help, enum kind kind, const char *label,
+		    row_getter row)
+{
+	bool header = false;
+	char value[24];
+	double v;
+	size_t i, k;
+
 	for (i = 0; i < n; i++)
-		for (r = 0; r < SERVE_FAIL_COUNT; r++) {
+		for (k = 0; row(&src[i], k, value, sizeof(value), &v); k++) {
 			struct prom_label l[3] = { { "model", src[i].model },
 						   { "version", src[i].version },
-						   { "reason", reasons[r] } };
+						   { label, value } };
 
-			if (prom_sample(sb, name, NULL, l, 3, (double)ld(&src[i].m->failure[r])))
+			if (!header && prom_family(sb, name, help,
+						   kind == K_COUNTER ? "counter" : "gauge"))
+				return -ENOMEM;
+			header = true;
+			if (prom_sample(sb, name, NULL, l, 3, v))
 				return -ENOMEM;
 		}
 	return 0;
+}
+
+static bool r_failure(const struct serve_metrics_source *s, size_t k, char *label, size_t size,
+		      double *v)
+{
+	static const char *const reasons[SERVE_FAIL_COUNT] = { "REJECTED", "CANCELED", "BACKEND",
+								"OTHER" };
+
+	if (k >= SERVE_FAIL_COUNT)
+		return false;
+	snprintf(label, size, "%s", reasons[k]);
+	*v = (double)ld(&s->m->failure[k]);
+	return true;
+}
+
+static bool r_finished(const struct serve_metrics_source *s, size_t k, char *label, size_t size,
+		       double *v)
+{
+	static const char *const reasons[3] = { "stop", "length", "abort" };
+
+	if (k >= 3)
+		return false;
+	snprintf(label, size, "%s", reasons[k]);
+	*v = (double)ld(&s->m->finished[k]);
+	return true;
+}
+
+static bool r_bucket(const struct serve_metrics_source *s, size_t k, char *label, size_t size,
+		     double *v)
+{
+	const struct rbln_serving_stats *st = s->stats;
+
+	if (!st || k >= st->n_buckets || k >= RBLN_SERVING_MAX_BUCKETS)
+		return false;
+	snprintf(label, size, "%u", st->buckets[k].batch_size);
+	*v = (double)st->buckets[k].steps_total;
+	return true;
+}
+
+/* Whether a model has a device k; its index is the label. */
+static bool device(const struct serve_metrics_source *s, size_t k, char *label, size_t size)
+{
+	const struct rbln_serving_stats *st = s->stats;
+
+	if (!st || k >= st->n_devices || k >= RBLN_SERVING_MAX_DEVICES)
+		return false;
+	snprintf(label, size, "%d", st->devices[k].index);
+	return true;
+}
+
+static bool r_util(const struct serve_metrics_source *s, size_t k, char *label, size_t size,
+		   double *v)
+{
+	if (!device(s, k, label, size))
+		return false;
+	*v = s->stats->devices[k].utilization;
+	return true;
+}
+
+static bool r_busy(const struct serve_metrics_source *s, size_t k, char *label, size_t size,
+		   double *v)
+{
+	if (!device(s, k, label, size))
+		return false;
+	*v = (double)s->stats->devices[k].busy_ns_total / 1e9;
+	return true;
 }
 
 static int histograms(struct rbln_strbuf *sb, const struct serve_metrics_source *src, size_t n,
@@ -150,99 +224,6 @@ static int histograms(struct rbln_strbuf *sb, const struct serve_metrics_source 
 	return 0;
 }
 
-static int finished(struct rbln_strbuf *sb, const struct serve_metrics_source *src, size_t n)
-{
-	static const char *const reasons[3] = { "stop", "length", "abort" };
-	static const char name[] = "vllm:request_success_total";
-	size_t i, r;
-
-	if (!n)
-		return 0;
-	if (prom_family(sb, name, "Count of successfully processed requests.", "counter"))
-		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		for (r = 0; r < 3; r++) {
-			struct prom_label l[3] = { { "model", src[i].model },
-						   { "version", src[i].version },
-						   { "finished_reason", reasons[r] } };
-
-			if (prom_sample(sb, name, NULL, l, 3, (double)ld(&src[i].m->finished[r])))
-				return -ENOMEM;
-		}
-	return 0;
-}
-
-static int npu(struct rbln_strbuf *sb, const struct serve_metrics_source *src, size_t n)
-{
-	static const char bucket[] = "rbln:decoder_bucket_steps_total";
-	static const char util[] = "rbln:device_utilization";
-	static const char busy[] = "rbln:device_busy_seconds_total";
-	bool any_b = false, any_d = false;
-	size_t i, k;
-	char num[24];
-
-	for (i = 0; i < n; i++) {
-		const struct rbln_serving_stats *st = src[i].stats;
-
-		if (!st)
-			continue;
-		for (k = 0; k < st->n_buckets && k < RBLN_SERVING_MAX_BUCKETS; k++) {
-			struct prom_label l[3] = { { "model", src[i].model },
-						   { "version", src[i].version },
-						   { "batch_size", num } };
-
-			if (!any_b && prom_family(sb, bucket, "Decode steps run in each compiled "
-						  "decoder batch size.", "counter"))
-				return -ENOMEM;
-			any_b = true;
-			snprintf(num, sizeof(num), "%u", st->buckets[k].batch_size);
-			if (prom_sample(sb, bucket, NULL, l, 3, (double)st->buckets[k].steps_total))
-				return -ENOMEM;
-		}
-	}
-	for (i = 0; i < n; i++) {
-		const struct rbln_serving_stats *st = src[i].stats;
-
-		if (!st)
-			continue;
-		for (k = 0; k < st->n_devices && k < RBLN_SERVING_MAX_DEVICES; k++) {
-			struct prom_label l[3] = { { "model", src[i].model },
-						   { "version", src[i].version },
-						   { "device", num } };
-
-			if (!any_d && prom_family(sb, util, "Fraction of the last interval each "
-						  "RBLN device was busy.", "gauge"))
-				return -ENOMEM;
-			any_d = true;
-			snprintf(num, sizeof(num), "%d", st->devices[k].index);
-			if (prom_sample(sb, util, NULL, l, 3, st->devices[k].utilization))
-				return -ENOMEM;
-		}
-	}
-	any_d = false;
-	for (i = 0; i < n; i++) {
-		const struct rbln_serving_stats *st = src[i].stats;
-
-		if (!st)
-			continue;
-		for (k = 0; k < st->n_devices && k < RBLN_SERVING_MAX_DEVICES; k++) {
-			struct prom_label l[3] = { { "model", src[i].model },
-						   { "version", src[i].version },
-						   { "device", num } };
-
-			if (!any_d && prom_family(sb, busy, "Time each RBLN device spent running "
-						  "this model's programs.", "counter"))
-				return -ENOMEM;
-			any_d = true;
-			snprintf(num, sizeof(num), "%d", st->devices[k].index);
-			if (prom_sample(sb, busy, NULL, l, 3,
-					(double)st->devices[k].busy_ns_total / 1e9))
-				return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
 int serve_metrics_render(struct rbln_strbuf *sb, const struct serve_metrics_source *src,
 			 size_t n)
 {
@@ -253,7 +234,9 @@ int serve_metrics_render(struct rbln_strbuf *sb, const struct serve_metrics_sour
 	STEP(family(sb, src, n, "nv_inference_request_success",
 	     "Number of successful inference requests, all batch sizes", K_COUNTER,
 	     g_success));
-	STEP(failures(sb, src, n));
+	STEP(labelled(sb, src, n, "nv_inference_request_failure",
+	     "Number of failed inference requests, all batch sizes", K_COUNTER, "reason",
+	     r_failure));
 	STEP(family(sb, src, n, "nv_inference_count",
 	     "Number of inferences performed (does not include cached requests)",
 	     K_COUNTER, g_count));
@@ -300,8 +283,18 @@ int serve_metrics_render(struct rbln_strbuf *sb, const struct serve_metrics_sour
 	STEP(histograms(sb, src, n, "vllm:request_generation_tokens",
 	     "Number of generation tokens processed.",
 	     offsetof(struct serve_model_metrics, generation_tokens)));
-	STEP(finished(sb, src, n));
-	STEP(npu(sb, src, n));
+	STEP(labelled(sb, src, n, "vllm:request_success_total",
+	     "Count of successfully processed requests.", K_COUNTER, "finished_reason",
+	     r_finished));
+	STEP(labelled(sb, src, n, "rbln:decoder_bucket_steps_total",
+	     "Decode steps run in each compiled decoder batch size.", K_COUNTER, "batch_size",
+	     r_bucket));
+	STEP(labelled(sb, src, n, "rbln:device_utilization",
+	     "Fraction of the last interval each RBLN device was busy.", K_GAUGE, "device",
+	     r_util));
+	STEP(labelled(sb, src, n, "rbln:device_busy_seconds_total",
+	     "Time each RBLN device spent running this model's programs.", K_COUNTER, "device",
+	     r_busy));
 #undef STEP
 	return rc;
 }
