@@ -242,13 +242,9 @@ int rbln_compiled_config_load(const char *dir, struct rbln_compiled_config *cc,
 	memset(&rec, 0, sizeof(rec));
 	if (!path)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
-	rc = rbln_json_load_file(path, &o, err);
+	rc = rbln_json_load_object(path, &o, err);
 	if (rc)
 		goto out;
-	if (!json_object_is_type(o, json_type_object)) {
-		rc = rbln_error_set(err, -EINVAL, "%s: must be a JSON object", path);
-		goto out;
-	}
 	rc = read_fields(&s, o, &opt, &rec);
 	if (rc)
 		goto out;

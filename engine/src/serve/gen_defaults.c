@@ -30,13 +30,9 @@ int serve_gen_defaults_load(const char *dir, struct serve_gen_defaults *d,
 		free(path);
 		return 0;
 	}
-	rc = rbln_json_load_file(path, &o, err);
+	rc = rbln_json_load_object(path, &o, err);
 	if (rc)
 		goto out;
-	if (!json_object_is_type(o, json_type_object)) {
-		rc = rbln_error_set(err, -EINVAL, "%s: must be a JSON object", path);
-		goto out;
-	}
 	if ((rc = rbln_json_get_double(&s, o, "temperature", false, 0, 1e9, &d->temperature)) < 0)
 		goto out;
 	d->has_temperature = rc > 0;

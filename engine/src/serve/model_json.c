@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "util/file.h"
+#include "util/edit_distance.h"
 #include "util/json.h"
 
 /* Engine arguments accepted without effect, with the reason. */
@@ -38,33 +39,6 @@ static const char *const known[] = {
 	"pipeline_parallel_size",
 };
 
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j, row[64];
-
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		size_t prev = row[0], tmp;
-
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			size_t best = prev + (a[i - 1] != b[j - 1]);
-
-			tmp = row[j];
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = tmp;
-		}
-	}
-	return row[lb];
-}
-
 static bool is_known(const char *key)
 {
 	size_t i;
@@ -84,7 +58,7 @@ static int unknown_key(const char *path, const char *key, struct rbln_error *err
 	size_t i, bd = 4;
 
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		size_t d = edit_distance(key, known[i]);
+		size_t d = rbln_edit_distance(key, known[i]);
 
 		if (d < bd) {
 			bd = d;

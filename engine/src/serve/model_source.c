@@ -60,13 +60,9 @@ int serve_compiled_config_load(const char *dir, struct serve_compiled_config *cc
 	memset(cc, 0, sizeof(*cc));
 	if (!path)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
-	rc = rbln_json_load_file(path, &o, err);
+	rc = rbln_json_load_object(path, &o, err);
 	if (rc)
 		goto out;
-	if (!json_object_is_type(o, json_type_object)) {
-		rc = rbln_error_set(err, -EINVAL, "%s: must be a JSON object", path);
-		goto out;
-	}
 	for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
 		rc = rbln_json_get_int(&s, o, ints[i].key, false, 1, INT32_MAX,
 				       (int64_t *)((char *)cc + ints[i].off));

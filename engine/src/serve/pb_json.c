@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/edit_distance.h"
 #include "util/utf8.h"
 
 #define PATH_MAX_LEN 256
@@ -48,34 +49,6 @@ static void path_fmt(char *dst, size_t n, const char *fmt, ...)
 	va_end(ap);
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j;
-	size_t row[64];
-
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		size_t prev = row[0], tmp;
-
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			size_t best = prev + (a[i - 1] != b[j - 1]);
-
-			tmp = row[j];
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = tmp;
-		}
-	}
-	return row[lb];
-}
-
 static const struct pb_field *find_field(const struct pb_message *d, const char *name)
 {
 	size_t i;
@@ -93,7 +66,7 @@ static int unknown_field(struct conv *c, const struct pb_message *d, const char 
 	size_t i, bd = 3;
 
 	for (i = 0; i < d->n_fields; i++) {
-		size_t dist = edit_distance(f->name, d->fields[i].name);
+		size_t dist = rbln_edit_distance(f->name, d->fields[i].name);
 
 		if (dist < bd) {
 			bd = dist;

@@ -93,6 +93,19 @@ int rbln_json_load_file(const char *path, json_object **out, struct rbln_error *
 	return rc;
 }
 
+int rbln_json_load_object(const char *path, json_object **out, struct rbln_error *err)
+{
+	int rc = rbln_json_load_file(path, out, err);
+
+	if (rc || json_object_is_type(*out, json_type_object))
+		return rc;
+	rc = rbln_error_set(err, -EINVAL, "%s: must be a JSON object, got %s", path,
+			    rbln_json_type_name(*out));
+	json_object_put(*out);
+	*out = NULL;
+	return rc;
+}
+
 const char *rbln_json_type_name(const json_object *o)
 {
 	switch (json_object_get_type(o)) {

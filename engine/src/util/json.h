@@ -20,6 +20,8 @@
 int rbln_json_parse(const char *text, size_t len, const char *name, json_object **out,
 		    struct rbln_error *err);
 int rbln_json_load_file(const char *path, json_object **out, struct rbln_error *err);
+/* rbln_json_load_file() of a document that must be an object ("PATH: must be ..."). */
+int rbln_json_load_object(const char *path, json_object **out, struct rbln_error *err);
 
 const char *rbln_json_type_name(const json_object *o);
 
