@@ -17,6 +17,7 @@
 
 #include "jinja/jinja_internal.h"
 #include "util/utf8.h"
+#include "util/text.h"
 
 struct lexer {
 	const char *s;
@@ -151,17 +152,6 @@ static int emit_text_before(struct lexer *lx, size_t start, size_t tag, char sig
 
 /* ---- string literals: Python unicode-escape rules ---- */
 
-static int hex_val(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool read_hex(const char *s, size_t n, size_t i, int digits, uint32_t *out)
 {
 	int k;
@@ -170,7 +160,7 @@ static bool read_hex(const char *s, size_t n, size_t i, int digits, uint32_t *ou
 	if (i + (size_t)digits > n)
 		return false;
 	for (k = 0; k < digits; k++) {
-		int h = hex_val(s[i + (size_t)k]);
+		int h = rbln_hex_digit(s[i + (size_t)k]);
 
 		if (h < 0)
 			return false;

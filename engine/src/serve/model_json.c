@@ -14,7 +14,7 @@
 #include <json-c/json.h>
 
 #include "util/file.h"
-#include "util/edit_distance.h"
+#include "util/text.h"
 #include "util/json.h"
 
 /* Engine arguments accepted without effect, with the reason. */

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "util/edit_distance.h"
+#include "util/text.h"
 #include "util/utf8.h"
 
 #define PATH_MAX_LEN 256

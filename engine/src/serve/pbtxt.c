@@ -16,6 +16,7 @@
 
 #include "util/strbuf.h"
 #include "util/utf8.h"
+#include "util/text.h"
 
 /* Real configs nest 4 levels; the bound keeps hostile input off the stack. */
 #define PBTXT_MAX_DEPTH 64
@@ -104,17 +105,6 @@ static void skip_space(struct lexer *lx)
 	}
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int lex_escape(struct lexer *lx)
 {
 	char c, out;
@@ -134,8 +124,8 @@ static int lex_escape(struct lexer *lx)
 	case '\\': case '\'': case '"': case '?': out = c; break;
 	case 'x': case 'X':
 		v = 0;
-		for (i = 0; i < 2 && lx->pos < lx->len && hexval(lx->s[lx->pos]) >= 0; i++)
-			v = v * 16 + hexval(lx->s[lx->pos++]);
+		for (i = 0; i < 2 && lx->pos < lx->len && rbln_hex_digit(lx->s[lx->pos]) >= 0; i++)
+			v = v * 16 + rbln_hex_digit(lx->s[lx->pos++]);
 		if (!i)
 			return lex_error(lx, lx->line, "\\x escape without hex digits");
 		out = (char)v;
@@ -147,9 +137,9 @@ static int lex_escape(struct lexer *lx)
 		size_t k;
 
 		for (i = 0; i < n; i++) {
-			if (lx->pos >= lx->len || hexval(lx->s[lx->pos]) < 0)
+			if (lx->pos >= lx->len || rbln_hex_digit(lx->s[lx->pos]) < 0)
 				return lex_error(lx, lx->line, "\\%c escape needs %d hex digits", c, n);
-			cp = cp * 16 + (uint32_t)hexval(lx->s[lx->pos++]);
+			cp = cp * 16 + (uint32_t)rbln_hex_digit(lx->s[lx->pos++]);
 		}
 		k = rbln_utf8_encode(cp, buf);
 		if (!k)
@@ -539,7 +529,7 @@ bool pbtxt_value_int(const struct pbtxt_value *v, int64_t *out)
 		return false;
 	lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
 	for (; *s; s++) {
-		int d = hexval(*s);
+		int d = rbln_hex_digit(*s);
 
 		if (d < 0 || d >= base)
 			return false;

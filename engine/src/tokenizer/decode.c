@@ -16,6 +16,7 @@
 #include "tokenizer/bytelevel.h"
 #include "tokenizer/tokenizer_internal.h"
 #include "util/utf8.h"
+#include "util/text.h"
 
 static const char replacement_char[] = "\xEF\xBF\xBD";	/* U+FFFD */
 
@@ -70,17 +71,6 @@ static void strip_ends(struct rbln_strbuf *sb, const struct rbln_dec_step *st)
 		rbln_strbuf_truncate(sb, sb->len - st->alen);
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* "<0xNN>" as ByteFallback recognizes it. */
 static bool fallback_byte(const struct rbln_strbuf *sb, unsigned char *byte)
 {
@@ -89,8 +79,8 @@ static bool fallback_byte(const struct rbln_strbuf *sb, unsigned char *byte)
 
 	if (sb->len != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>')
 		return false;
-	hi = hex_digit(s[3]);
-	lo = hex_digit(s[4]);
+	hi = rbln_hex_digit(s[3]);
+	lo = rbln_hex_digit(s[4]);
 	if (lo < 0 || (hi < 0 && s[3] != '+'))	/* Rust's from_str_radix takes "+F" */
 		return false;
 	*byte = (unsigned char)((hi < 0 ? 0 : hi) * 16 + lo);

@@ -1,7 +1,18 @@
 // SPDX-License-Identifier: MIT
-#include "edit_distance.h"
+#include "text.h"
 
 #include <string.h>
+
+int rbln_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
 
 size_t rbln_edit_distance(const char *a, const char *b)
 {
