@@ -499,7 +499,7 @@ struct jv jinja_eval(struct jctx *c, const struct jnode *n)
 
 /* ---- statements ---- */
 
-static struct jv iterable_items(struct jctx *c, const struct jv *v, int line)
+struct jv jinja_iterable_items(struct jctx *c, const struct jv *v, int line)
 {
 	struct jv items;
 	size_t i, count, *off;
@@ -594,7 +594,7 @@ static struct jv filter_items(struct jctx *c, const struct jnode *n, struct jv i
 static void exec_for(struct jctx *c, const struct jnode *n)
 {
 	struct jv iter = jinja_eval(c, n->a);
-	struct jv items = iterable_items(c, &iter, n->line);
+	struct jv items = jinja_iterable_items(c, &iter, n->line);
 	struct jscope *saved = c->scope;
 	size_t i;
 

@@ -21,33 +21,6 @@ static struct jv arg_or(struct jcall *call, size_t i, const char *name, struct j
 	return a ? *a : dflt;
 }
 
-static struct jv as_list(struct jctx *c, const struct jv *v, int line)
-{
-	struct jv items;
-	size_t i, adv;
-
-	switch (v->kind) {
-	case JV_LIST:
-		return *v;
-	case JV_UNDEFINED:
-		return jv_list(c, 0);
-	case JV_DICT:
-		items = jv_list(c, v->u.d->n);
-		for (i = 0; i < v->u.d->n; i++)
-			jv_list_push(c, &items, v->u.d->keys[i]);
-		return items;
-	case JV_STR:
-		items = jv_list(c, 0);
-		for (i = 0; i < v->u.s->len; i += adv) {
-			jinja_char_at(v->u.s->data, v->u.s->len, i, &adv);
-			jv_list_push(c, &items, jv_str(c, v->u.s->data + i, adv));
-		}
-		return items;
-	default:
-		jinja_fail(c, line, "'%s' object is not iterable", jv_type_name(v));
-	}
-}
-
 /* Attribute lookup used by map/selectattr/sort/...: "a.b" walks, "0" indexes. */
 static struct jv attr_path(struct jctx *c, const struct jv *obj, const char *path)
 {
@@ -170,7 +143,7 @@ static struct jv f_first_last(struct jctx *c, struct jv *v, struct jcall *call, 
 	struct jv items;
 
 	jcall_check(c, call, last ? "last" : "first", 0, no_kw);
-	items = as_list(c, v, call->line);
+	items = jinja_iterable_items(c, v, call->line);
 	if (!items.u.l->n)
 		return jv_undefined(last ? "last item" : "first item");
 	return items.u.l->items[last ? items.u.l->n - 1 : 0];
@@ -196,7 +169,7 @@ static struct jv f_join(struct jctx *c, struct jv *v, struct jcall *call)
 	struct jv r;
 
 	jcall_check(c, call, "join", 2, kw);
-	items = as_list(c, v, call->line);
+	items = jinja_iterable_items(c, v, call->line);
 	sep = jv_stringify(c, &sep);
 	for (i = 0; i < items.u.l->n; i++) {
 		struct jv it = items.u.l->items[i];
@@ -218,7 +191,7 @@ static struct jv f_list(struct jctx *c, struct jv *v, struct jcall *call)
 	size_t i;
 
 	jcall_check(c, call, "list", 0, no_kw);
-	items = as_list(c, v, call->line);
+	items = jinja_iterable_items(c, v, call->line);
 	for (i = 0; i < items.u.l->n; i++)
 		jv_list_push(c, &r, items.u.l->items[i]);
 	return r;
@@ -383,7 +356,7 @@ static struct jv f_reverse(struct jctx *c, struct jv *v, struct jcall *call)
 	size_t i;
 
 	jcall_check(c, call, "reverse", 0, no_kw);
-	items = as_list(c, v, call->line);
+	items = jinja_iterable_items(c, v, call->line);
 	r = jv_list(c, items.u.l->n);
 	for (i = items.u.l->n; i-- > 0;)
 		jv_list_push(c, &r, items.u.l->items[i]);
@@ -479,7 +452,7 @@ static struct jv f_sort(struct jctx *c, struct jv *v, struct jcall *call)
 	struct jv items;
 
 	jcall_check(c, call, "sort", 3, kw);
-	items = as_list(c, v, call->line);
+	items = jinja_iterable_items(c, v, call->line);
 	return sorted(c, &items, &s, jv_truthy(&rev));
 }
 
@@ -508,7 +481,7 @@ static struct jv f_unique(struct jctx *c, struct jv *v, struct jcall *call)
 	size_t i;
 
 	jcall_check(c, call, "unique", 2, kw);
-	items = as_list(c, v, call->line);
+	items = jinja_iterable_items(c, v, call->line);
 	for (i = 0; i < items.u.l->n; i++) {
 		struct jv k = sort_key(&s, &items.u.l->items[i]);
 
@@ -529,7 +502,7 @@ static struct jv min_max(struct jctx *c, struct jv *v, struct jcall *call, bool 
 	size_t i;
 
 	jcall_check(c, call, want_max ? "max" : "min", 2, kw);
-	items = as_list(c, v, call->line);
+	items = jinja_iterable_items(c, v, call->line);
 	if (!items.u.l->n)
 		return jv_undefined("empty sequence");
 	best = items.u.l->items[0];
@@ -564,7 +537,7 @@ static struct jv f_sum(struct jctx *c, struct jv *v, struct jcall *call)
 	size_t i;
 
 	jcall_check(c, call, "sum", 2, kw);
-	items = as_list(c, v, call->line);
+	items = jinja_iterable_items(c, v, call->line);
 	for (i = 0; i < items.u.l->n; i++) {
 		struct jv it = attr ? attr_path(c, &items.u.l->items[i], attr) : items.u.l->items[i];
 
@@ -587,7 +560,7 @@ static struct jcall shift_args(struct jcall *call, size_t skip)
 
 static struct jv f_map(struct jctx *c, struct jv *v, struct jcall *call)
 {
-	struct jv items = as_list(c, v, call->line), r = jv_list(c, 0);
+	struct jv items = jinja_iterable_items(c, v, call->line), r = jv_list(c, 0);
 	struct jv *attr = NULL, *dflt = NULL;
 	size_t i, k;
 
@@ -619,7 +592,7 @@ static struct jv f_map(struct jctx *c, struct jv *v, struct jcall *call)
 static struct jv select_common(struct jctx *c, struct jv *v, struct jcall *call, bool want,
 			       bool by_attr)
 {
-	struct jv items = as_list(c, v, call->line), r = jv_list(c, 0);
+	struct jv items = jinja_iterable_items(c, v, call->line), r = jv_list(c, 0);
 	size_t test_at = by_attr ? 1 : 0, i;
 	const char *attr = NULL;
 

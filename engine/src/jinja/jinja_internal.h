@@ -231,6 +231,11 @@ int rbln_jinja_parse(struct jtokens *toks, const char *name, struct jarena *a,
 /* Renders a statement list. */
 void jinja_exec(struct jctx *c, const struct jnodes *body);
 struct jv jinja_eval(struct jctx *c, const struct jnode *n);
+/*
+ * What iterating @v yields, as a list: a list itself, a dict's keys, a
+ * string's characters, nothing for Undefined; anything else fails at @line.
+ */
+struct jv jinja_iterable_items(struct jctx *c, const struct jv *v, int line);
 
 /* Raises a render error (longjmp); never returns. */
 _Noreturn void jinja_fail(struct jctx *c, int line, const char *fmt, ...)
