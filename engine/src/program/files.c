@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "program/isa_emit.h"
+#include "util/file.h"
 
 _Static_assert(sizeof(struct weight_file_header) == 48, "weight header layout");
 _Static_assert(sizeof(struct program_file_header) == 56, "program header layout");
@@ -67,26 +68,6 @@ int program_file_write(const char *path, const struct program_image *img,
 	return rc;
 }
 
-static int read_exact(int fd, void *p, size_t n)
-{
-	char *c = p;
-
-	while (n) {
-		ssize_t r = read(fd, c, n);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (!r)
-			return -ENODATA;
-		c += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 static int check_header(const char *path, const struct program_file_header *h,
 			uint64_t file_size, struct rbln_error *err)
 {
@@ -128,7 +109,7 @@ int program_file_read(const char *path, struct program_image *img, struct rbln_e
 		rc = rbln_error_set(err, -errno, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	rc = read_exact(fd, &img->hdr, sizeof(img->hdr));
+	rc = rbln_fd_read_at(fd, &img->hdr, sizeof(img->hdr), 0);
 	if (rc) {
 		rc = rbln_error_set(err, -EINVAL, "%s: shorter than a program header", path);
 		goto out;
@@ -143,9 +124,12 @@ int program_file_read(const char *path, struct program_image *img, struct rbln_e
 		rc = rbln_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	rc = read_exact(fd, img->slots, sizeof(*img->slots) * img->hdr.n_slots);
+	rc = rbln_fd_read_at(fd, img->slots, sizeof(*img->slots) * img->hdr.n_slots,
+			     sizeof(img->hdr));
 	if (!rc)
-		rc = read_exact(fd, img->stream, img->hdr.stream_size);
+		rc = rbln_fd_read_at(fd, img->stream, img->hdr.stream_size,
+				     sizeof(img->hdr) +
+				     sizeof(*img->slots) * img->hdr.n_slots);
 	if (rc) {
 		rc = rbln_error_set(err, rc, "%s: read failed: %s", path, strerror(-rc));
 		goto out;

@@ -17,29 +17,9 @@
 #include "program/files.h"
 #include "program/isa_emit.h"
 #include "runtime/engine_internal.h"
+#include "util/file.h"
 
 #define STAGING_BYTES (16u << 20)
-
-static int read_at(int fd, void *buf, size_t n, uint64_t off)
-{
-	char *p = buf;
-
-	while (n) {
-		ssize_t r = pread(fd, p, n, (off_t)off);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (!r)
-			return -ENODATA;
-		p += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
 
 static int upload_rank(struct rbln_engine *e, uint32_t r, struct rbln_error *err)
 {
@@ -60,7 +40,7 @@ static int upload_rank(struct rbln_engine *e, uint32_t r, struct rbln_error *err
 		goto out;
 	}
 	memset(&hdr, 0, sizeof(hdr));
-	if ((uint64_t)st.st_size >= sizeof(hdr) && read_at(fd, &hdr, sizeof(hdr), 0)) {
+	if ((uint64_t)st.st_size >= sizeof(hdr) && rbln_fd_read_at(fd, &hdr, sizeof(hdr), 0)) {
 		rc = rbln_error_set(err, -EIO, "%s: cannot read the header", path);
 		goto out;
 	}
@@ -84,7 +64,7 @@ static int upload_rank(struct rbln_engine *e, uint32_t r, struct rbln_error *err
 	for (off = 0; off < size; off += STAGING_BYTES) {
 		size_t n = size - off < STAGING_BYTES ? (size_t)(size - off) : STAGING_BYTES;
 
-		rc = read_at(fd, staging, n, off);
+		rc = rbln_fd_read_at(fd, staging, n, off);
 		if (rc) {
 			rc = rbln_error_set(err, rc, "%s: read failed at %llu: %s", path,
 					    (unsigned long long)off, strerror(-rc));

@@ -120,3 +120,24 @@ char *rbln_path_join(const char *dir, const char *name)
 	memcpy(p + dl + slash, name, nl + 1);
 	return p;
 }
+
+int rbln_fd_read_at(int fd, void *buf, size_t n, uint64_t off)
+{
+	char *p = buf;
+
+	while (n) {
+		ssize_t r = pread(fd, p, n, (off_t)off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!r)
+			return -ENODATA;
+		p += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rbln_error.h"
 
@@ -22,6 +23,12 @@ int rbln_file_map(const char *path, struct rbln_mapping *map, struct rbln_error 
 void rbln_file_unmap(struct rbln_mapping *map);
 
 bool rbln_file_exists(const char *path);
+
+/*
+ * Reads exactly @n bytes at offset @off of @fd (retrying short reads and
+ * EINTR): 0, -ENODATA when the file ends first, or -errno.
+ */
+int rbln_fd_read_at(int fd, void *buf, size_t n, uint64_t off);
 
 /* Returns "dir/name" in a heap buffer, or NULL when out of memory. */
 char *rbln_path_join(const char *dir, const char *name);
