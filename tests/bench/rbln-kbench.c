@@ -4,14 +4,15 @@
  * limits measured in the same run. Prints a table; judges nothing (a
  * benchmark, not a test: numbers depend on the machine and its load).
  *
- *   rbln-kbench [-e engines] [-d devices for the all-reduce]
+ *   rbln-kbench [-e engines] [-d devices for the all-reduce] [-t threads]
  *
  * Memory bandwidth and FMA peak with 1 and 2 threads (more with -t), then
- * MATMUL M=1, 8 (a decode batch) and 512 on 2048x8192 and 8192x2048 bfloat16 weights,
- * decode ATTENTION (batch 8, 4096-token contexts, 8 KV heads of 64, 32
- * query heads, partitions of 512), ALLREDUCE of 8 KiB and 1 MiB over 8
- * devices. The kernels run on one emulated device with -e engines (2 by
- * default); RBLN_CPU_VARIANT picks the CPU variant.
+ * MATMUL M=1, 8 (a decode batch) and 512 on 2048x8192 and 8192x2048
+ * bfloat16 weights, decode ATTENTION (batch 8, 4096-token contexts, 8 KV
+ * heads of 64, 32 query heads, partitions of 512), ALLREDUCE of 8 KiB and
+ * 1 MiB over 8 devices; then the limits again, each kernel held to the
+ * better figure. The kernels run on one emulated device with -e engines
+ * (2 by default); RBLN_CPU_VARIANT picks the CPU variant.
  */
 #include <getopt.h>
 #include <stdio.h>
