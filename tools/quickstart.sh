@@ -14,8 +14,20 @@ cd "$(dirname "$0")/.."
 tools/install-deps.sh
 BUILD=${BUILD:-build}
 TP=${TP:-8}
-[ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" >/dev/null
-ninja -C "$BUILD" >/dev/null
+# Quiet when the build succeeds; its whole output when it does not.
+quiet() {
+	local log rc=0
+	log=$(mktemp)
+	"$@" >"$log" 2>&1 || rc=$?
+	if [ $rc -ne 0 ]; then
+		cat "$log" >&2
+		echo "quickstart: '$*' failed (exit $rc)" >&2
+	fi
+	rm -f "$log"
+	return $rc
+}
+[ -f "$BUILD/build.ninja" ] || quiet meson setup "$BUILD"
+quiet ninja -C "$BUILD"
 
 "$BUILD/tools/rbln-demo/rbln-demo"
 

@@ -18,7 +18,7 @@
 #ifndef _UAPI_RBLN_ACCEL_H_
 #define _UAPI_RBLN_ACCEL_H_
 
-#include <drm/drm.h>
+#include "drm.h"
 
 #if defined(__cplusplus)
 extern "C" {
