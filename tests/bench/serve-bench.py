@@ -6,7 +6,7 @@ For each model: compile it, start rbln-serve on it alone, and run
 rbln-loadgen (Poisson arrivals at several rates, fixed prompt and output
 lengths, greedy, ignore_eos) against it.  Models:
 
-  tiny-llama3   the reference checkpoint (../shared/models), TP 1, batch 8,
+  tiny-llama3   the reference checkpoint (engine/models), TP 1, batch 8,
                 decoder buckets 8/4/1
   llama-1b      engine/bench/llama-3.2-1b-shape/config.json with random bf16
                 weights (rbln-compile --dummy-weights), TP 1, batch 8,
@@ -104,7 +104,7 @@ def main():
     os.environ["RBLN_SERVE_BIN"] = os.path.join(args.build, "engine", "rbln-serve")
     os.environ["RBLN_COMPILE_BIN"] = os.path.join(args.build, "engine", "rbln-compile")
     loadgen = os.path.join(TOP, "engine", "tools", "rbln-loadgen")
-    models = os.environ.get("RBLN_MODELS_DIR", os.path.join(TOP, "..", "shared", "models"))
+    models = os.environ.get("RBLN_MODELS_DIR", os.path.join(TOP, "engine", "models"))
     tl3 = os.path.join(models, "tiny-llama3")
     work = args.work or tempfile.mkdtemp(prefix="rbln-serve-bench.")
     os.makedirs(work, exist_ok=True)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The engine against transformers (../shared/models/README.md): for every
+ * The engine against transformers (engine/models/README.md): for every
  * tensor-parallel degree each model's shape allows, last-position logits
  * within 0.02 of reference.json's and greedy tokens identical up to the
  * first near tie (step margin below 0.05), the long prompt included, with

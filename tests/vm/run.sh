@@ -26,7 +26,7 @@
 #   VM_CYCLES    load/use/unload cycles (default: 20)
 #   VM_STRESS_SECONDS  length of the stress run (default: 20)
 #   VM_NO_INSTALL=1    do not call apt-get (everything must be there)
-#   RBLN_MODELS_DIR    reference models (default: ../shared/models beside
+#   RBLN_MODELS_DIR    reference models (default: engine/models in
 #                      the checkout), for the engine check on rbln.ko
 #
 # Exit status: 0 when every check passed and the kernel log is clean.
@@ -145,8 +145,8 @@ strip --strip-debug -o "$root/lib/modules/rbln.ko" "$top/rbln.ko" ||
 # The guest gets a fresh tmpfs on /tmp; a checkout or build directory that
 # lives under the host's /tmp (CI clones may) is bound back into it from a
 # second view of the host's /tmp kept at /mnt.
-models_dir=$(cd "${RBLN_MODELS_DIR:-$top/../shared/models}" 2>/dev/null && pwd -P) ||
-	die "reference models not found at ${RBLN_MODELS_DIR:-$top/../shared/models} (set RBLN_MODELS_DIR)"
+models_dir=$(cd "${RBLN_MODELS_DIR:-$top/engine/models}" 2>/dev/null && pwd -P) ||
+	die "reference models not found at ${RBLN_MODELS_DIR:-$top/engine/models} (set RBLN_MODELS_DIR)"
 tmp_binds=""
 for path in "$top" "$BUILD_DIR" "$models_dir"; do
 	case $path in

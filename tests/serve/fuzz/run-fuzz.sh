@@ -8,14 +8,14 @@
 #
 # Environment: RBLN_FUZZ_DIR (build and corpus directory, default a new
 # temporary directory), RBLN_MODELS_DIR (reference models, default
-# ../shared/models beside the source tree), CC (default clang).
+# engine/models in the tree), CC (default clang).
 set -eu
 
 seconds=${1:-120}
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../.." && pwd)
 work=${RBLN_FUZZ_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/rbln-serve-fuzz.XXXXXX")}
-models=${RBLN_MODELS_DIR:-$src/../shared/models}
+models=${RBLN_MODELS_DIR:-$src/engine/models}
 cc=${CC:-clang}
 export RBLN_MODELS_DIR="$models"
 export SERVE_FIXTURES_DIR="$src/tests/serve/fixtures"

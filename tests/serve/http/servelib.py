@@ -5,7 +5,7 @@ compiling them, starting rbln-serve on free ports, HTTP/SSE/metrics clients.
 Standard library only.  Every test runs rbln-serve for real (the engine on
 the emulated devices) in a temporary directory of its own and binds port 0,
 so tests can run in parallel.  The reference models come from
-$RBLN_MODELS_DIR, else ../shared/models beside the source tree; a test
+$RBLN_MODELS_DIR, else engine/models in the source tree; a test
 fails (never skips) when they are missing.
 """
 import http.client
