@@ -3,8 +3,10 @@
  * Contexts: the backend, its devices and the visible subset of them.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "npu_common.h"
 
@@ -46,13 +48,68 @@ static int copy_options(const struct npu_context_options *opts,
 	return 0;
 }
 
+/*
+ * The emulated devices a container was given by its CDI spec (rbln-cdi):
+ * one RBLN_DEVICE_N=1 variable per device, so that the edits of several
+ * CDI devices merge without overwriting each other. Returns them as an
+ * RBLN_DEVICES list in @list ("" when there are none), or -EINVAL naming
+ * a malformed variable.
+ */
+static int cdi_device_list(unsigned int hw_count, char *list, size_t size)
+{
+	static const char prefix[] = "RBLN_DEVICE_";
+	size_t used = 0;
+
+	list[0] = '\0';
+	for (unsigned int i = 0; i < hw_count; i++) {
+		char name[32];
+		const char *val;
+
+		snprintf(name, sizeof(name), "%s%u", prefix, i);
+		val = getenv(name);
+		if (!val)
+			continue;
+		if (strcmp(val, "1") != 0)
+			return npu_fail(-EINVAL, "%s=%s: must be 1 (set by the container's CDI spec)",
+					name, val);
+		used += (size_t)snprintf(list + used, size - used, "%s%u", used ? "," : "", i);
+		if (used >= size)
+			return npu_fail(-EINVAL, "too many RBLN_DEVICE_N variables");
+	}
+	for (char **env = environ; *env; env++) {
+		const char *p = *env + sizeof(prefix) - 1;
+		char *end;
+		unsigned long n;
+
+		if (strncmp(*env, prefix, sizeof(prefix) - 1) != 0)
+			continue;
+		n = strtoul(p, &end, 10);
+		if (end == p || *end != '=' || n >= hw_count)
+			return npu_fail(-EINVAL, "%.*s: no such emulated device (there are %u)",
+					(int)(strchr(*env, '=') ? strchr(*env, '=') - *env
+					      : (long)strlen(*env)), *env, hw_count);
+	}
+	return 0;
+}
+
 static int select_visible(npu_context *ctx, const char *devices)
 {
 	const char *source = "devices option";
+	char cdi_list[1024];
+	int err;
 
 	if (!devices) {
 		devices = getenv("RBLN_DEVICES");
 		source = "RBLN_DEVICES";
+	}
+	if (!devices && ctx->kind == NPU_BACKEND_EMUL) {
+		err = cdi_device_list(ctx->hw_count, cdi_list, sizeof(cdi_list));
+		if (err)
+			return err;
+		if (cdi_list[0]) {
+			devices = cdi_list;
+			source = "RBLN_DEVICE_N variables";
+		}
 	}
 	if (devices)
 		return npu_parse_device_list(devices, source, ctx->hw_count,
