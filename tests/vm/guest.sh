@@ -180,6 +180,35 @@ assert all(x["status"] == "READY" and x["memory"]["total"] > 0 for x in d["devic
 	[ "$("$SMI" --csv | wc -l)" -eq $((NDEV + 1)) ] || { echo "csv lines"; return 1; }
 }
 
+DIAG=$BUILD_DIR/tools/rbln-diag/rbln-diag
+
+# rbln-diag on healthy devices: every check passes.
+t_diag() {
+	local out
+	out=$("$DIAG" -r quick) || { printf '%s\n' "$out"; return 1; }
+	printf '%s\n' "$out" | tail -n 12
+	printf '%s\n' "$out" | grep -q "^$((NDEV * 4 + 2)) of $((NDEV * 4 + 2)) checks passed: PASS"
+}
+
+# A fault injected through debugfs into NPU 3's next job: that NPU's check
+# fails, the others pass, and the exit status says so.
+t_diag_fault() { # check
+	local out rc
+	echo fail >"$DBG/rbln.3/fault" || return 1
+	out=$("$DIAG" --checks "$1" -j)
+	rc=$?
+	echo none >"$DBG/rbln.3/fault"
+	printf '%s\n' "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+bad = [(c["npu"], c["check"], c["detail"]) for c in d["checks"] if not c["pass"]]
+print("failed:", bad)
+assert d["result"] == "FAIL" and len(bad) == 1 and bad[0][0] == 3, bad
+assert "Input/output error" in bad[0][2], bad
+' && [ $rc -eq 1 ] || { echo "exit $rc"; return 1; }
+	all_idle
+}
+
 smi_mem_used() { # device -> bytes used per rbln-smi -j
 	"$SMI" -j | python3 -c 'import json,sys; print(json.load(sys.stdin)["devices"]['$1']["memory"]["used"])'
 }
@@ -281,6 +310,9 @@ main() {
 		fail "cpu_variant=baseline"
 	fi
 	t_engine_tp8
+	check "rbln-diag: every check passes on healthy devices" t_diag
+	check "rbln-diag: a debugfs fault fails NPU 3's memory check alone" t_diag_fault memory
+	check "rbln-diag: a debugfs fault fails NPU 3's compute check alone" t_diag_fault compute
 	tap stress "$B/rbln-vm-stress" -s "$VM_STRESS_SECONDS" -t 1
 	check "devices idle and memory returned after the stress run" all_idle
 	check "a submitter killed with SIGKILL leaves the devices idle" t_kill
