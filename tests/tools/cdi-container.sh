@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A container given NPUs through rbln-cdi's spec, with a real container
 # runtime (podman, reading the spec from /etc/cdi as every CDI runtime
-# does): it sees exactly the devices it was given, and rbln-demo and
-# rbln-generate run inside it. The NPUs are libnpu's emulated ones (the
+# does): it sees exactly the devices it was given, and rbln-smi, rbln-demo
+# and rbln-generate run inside it. The NPUs are libnpu's emulated ones (the
 # host has no rbln.ko); the image is built offline from a root filesystem
 # tarball (podman import) holding the tools and the libraries they link.
 #
@@ -40,7 +40,8 @@ run=(run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
 root=$tmp/rootfs
 mkdir -p "$root/usr/bin" "$root/bin" "$root/tmp" "$root/usr/lib/x86_64-linux-gnu"
 cp /bin/busybox "$root/bin/busybox" && ln -s busybox "$root/bin/sh" && ln -s busybox "$root/bin/env"
-tools=("$build/tools/rbln-demo/rbln-demo" "$build/engine/rbln-generate")
+tools=("$build/tools/rbln-demo/rbln-demo" "$build/tools/rbln-smi/rbln-smi"
+       "$build/engine/rbln-generate")
 for t in "${tools[@]}"; do
 	cp "$t" "$root/usr/bin/"
 	ldd "$t" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | while read -r lib; do
@@ -75,6 +76,17 @@ ok $((rc | $?)) "--device npu=2 --device npu=5: rbln-demo sees exactly NPUs 2 an
 rc=$?
 grep -q 'backend: emul, 8 visible device(s)' "$tmp/all.log"
 ok $((rc | $?)) "--device npu=all: rbln-demo sees all eight NPUs"
+
+"${pm[@]}" "${run[@]}" --device rebellions.ai/npu=all "$img" rbln-smi >"$tmp/smi.log" 2>&1
+rc=$?
+[ "$(grep -c '| rbln[0-9]' "$tmp/smi.log")" = 8 ]
+ok $((rc | $?)) "--device npu=all: rbln-smi lists the eight NPUs"
+[ $rc -eq 0 ] || diag <"$tmp/smi.log"
+
+"${pm[@]}" "${run[@]}" --device rebellions.ai/npu=1 --device rebellions.ai/npu=6 "$img" \
+	rbln-smi -q index --format csv,noheader >"$tmp/smi2.log" 2>&1
+[ "$(tr '\n' ' ' <"$tmp/smi2.log")" = "1 6 " ]
+ok $? "--device npu=1 --device npu=6: rbln-smi lists NPUs 1 and 6 alone"
 
 "${pm[@]}" "${run[@]}" --device rebellions.ai/npu=3 "$img" env >"$tmp/env.log" 2>&1
 grep -qx 'RBLN_BACKEND=emul' "$tmp/env.log" && grep -qx 'RBLN_DEVICE_3=1' "$tmp/env.log" &&

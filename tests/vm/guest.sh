@@ -178,6 +178,12 @@ assert [x["npu"] for x in d["devices"]] == list(range('$NDEV'))
 assert all(x["status"] == "READY" and x["memory"]["total"] > 0 for x in d["devices"])
 ' || return 1
 	[ "$("$SMI" --csv | wc -l)" -eq $((NDEV + 1)) ] || { echo "csv lines"; return 1; }
+	out=$("$SMI" -q index,status,memory.total,numa_node,cpu_variant --format csv,noheader,nounits)
+	printf '%s\n' "$out" | head -n 2
+	[ "$(printf '%s\n' "$out" | grep -c '^[0-9]*, READY, [1-9][0-9]*, -\?[0-9]*, [a-z0-9]*$')" -eq $NDEV ] ||
+		{ echo "--query lines"; return 1; }
+	[ "$("$SMI" -q index --format csv -l 0.2 --count 2 | wc -l)" -eq $((2 * NDEV + 1)) ] ||
+		{ echo "--loop lines"; return 1; }
 }
 
 DIAG=$BUILD_DIR/tools/rbln-diag/rbln-diag
@@ -215,7 +221,7 @@ smi_mem_used() { # device -> bytes used per rbln-smi -j
 
 # rbln-smi's memory column and context table while a process holds memory.
 t_smi_memory() {
-	local before during after log=/tmp/hold.log pid ctxs
+	local before during after log=/tmp/hold.log pid ctxs procs
 	before=$(smi_mem_used 2)
 	"$BUILD_DIR/tests/vm/rbln-vm-stress" --hold 96 -s 30 >"$log" 2>&1 &
 	pid=$!
@@ -224,11 +230,15 @@ t_smi_memory() {
 	during=$(smi_mem_used 2)
 	"$SMI" | sed -n '/Context Information/,$p'
 	ctxs=$("$SMI" -j | python3 -c 'import json,sys; print(sum(1 for c in json.load(sys.stdin)["contexts"] if c["pid"] == '$pid'))')
+	procs=$("$SMI" --query-processes npu,pid,device_memory --format csv,noheader,nounits |
+		grep -c ", $pid, ")
+	echo "rbln-smi --query-processes: $procs contexts of the holder"
 	kill $pid
 	wait $pid 2>/dev/null
 	after=$(smi_mem_used 2)
 	echo "memory used on rbln2: before $before, holding $during, after $after; contexts of the holder: $ctxs"
-	[ "$during" -ge $((before + 96 * 1048576)) ] && [ "$after" -eq "$before" ] && [ "$ctxs" -eq $NDEV ]
+	[ "$during" -ge $((before + 96 * 1048576)) ] && [ "$after" -eq "$before" ] && [ "$ctxs" -eq $NDEV ] &&
+		[ "$procs" -eq $NDEV ]
 }
 
 # A submitting process killed with SIGKILL: its jobs end or are dropped,
@@ -296,8 +306,8 @@ main() {
 	check "8 accel nodes with /dev/rbln0..7 links" t_nodes
 	check "sysfs attributes" t_sysfs
 	check "udev rule makes the /dev/rbln links" t_udev_rule
-	check "rbln-smi lists 8 devices (text, JSON, CSV)" t_smi
-	check "rbln-smi memory and contexts follow a process holding memory" t_smi_memory
+	check "rbln-smi lists 8 devices (text, JSON, CSV, --query, --loop)" t_smi
+	check "rbln-smi memory, contexts and --query-processes follow a process holding memory" t_smi_memory
 	tap ioctl "$B/rbln-ioctl-test" 0
 	t_conformance
 	info "compute kernels: $(</sys/module/rbln/parameters/cpu_variant) ($(grep -o -m1 -w 'avx2\|fma' /proc/cpuinfo | sort -u | tr '\n' ' '))"
