@@ -10,23 +10,18 @@ import os
 import stat
 import subprocess
 import sys
+
 import tempfile
 
 import jsonschema
 import yaml
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import done, ok  # noqa: E402
+
 RBLN_CDI, DUMP, SCHEMA = sys.argv[1:4]
 schema = json.load(open(SCHEMA))
 validator = jsonschema.Draft202012Validator(schema)
-results = []
-
-
-def ok(cond, name, detail=""):
-    results.append(bool(cond))
-    print(f"{'ok' if cond else 'not ok'} {len(results)} - {name}")
-    if not cond and detail:
-        for line in str(detail).splitlines():
-            print(f"#   {line}")
 
 
 def run(*args, env=None):
@@ -133,5 +128,4 @@ ok(r.returncode == 1 and "no rbln device found (is rbln.ko loaded?)" in r.stderr
 r = run("--version")
 ok(r.returncode == 0 and r.stdout.startswith("rbln-cdi "), "--version")
 
-print(f"1..{len(results)}")
-sys.exit(0 if all(results) else 1)
+done()

@@ -11,16 +11,11 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import done, ok  # noqa: E402
+
+
 DIAG = sys.argv[1]
-results = []
-
-
-def ok(cond, name, detail=""):
-    results.append(bool(cond))
-    print(f"{'ok' if cond else 'not ok'} {len(results)} - {name}")
-    if not cond and detail:
-        for line in str(detail).splitlines()[-20:]:
-            print(f"#   {line}")
 
 
 def run(*args, env=None):
@@ -82,5 +77,4 @@ for args, says in ((["-r", "fast"], "--level must be quick, medium or long"),
 r = run("--version")
 ok(r.returncode == 0 and r.stdout.startswith("rbln-diag "), "--version")
 
-print(f"1..{len(results)}")
-sys.exit(0 if all(results) else 1)
+done()

@@ -13,18 +13,13 @@ import os
 import signal
 import subprocess
 import sys
+
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import done, ok  # noqa: E402
+
 SMI = sys.argv[1]
-results = []
-
-
-def ok(cond, name, detail=""):
-    results.append(bool(cond))
-    print(f"{'ok' if cond else 'not ok'} {len(results)} - {name}")
-    if not cond and detail:
-        for line in str(detail).splitlines()[-15:]:
-            print(f"#   {line}")
 
 
 def env(extra=None):
@@ -105,5 +100,4 @@ for args, says in ((["-q", "index,bogus"], "unknown field 'bogus'"),
     r = run(*args)
     ok(r.returncode == 2 and says in r.stderr, f"rejects {' '.join(args)}", r.stderr)
 
-print(f"1..{len(results)}")
-sys.exit(0 if all(results) else 1)
+done()
