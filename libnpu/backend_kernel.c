@@ -239,7 +239,8 @@ static int k_context_init(npu_context *ctx,
 		free(k);
 		return npu_fail(err, "enumerating rbln devices");
 	}
-	qsort(k->nodes, k->count, sizeof(*k->nodes), by_index);
+	if (k->count > 1)	/* qsort() of no array (NULL) is undefined */
+		qsort(k->nodes, k->count, sizeof(*k->nodes), by_index);
 	ctx->backend = k;
 	ctx->hw_count = k->count;
 	return 0;

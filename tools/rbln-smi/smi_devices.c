@@ -105,7 +105,8 @@ void smi_kernel_devices(struct smi *s)
 	}
 	udev_enumerate_unref(en);
 	udev_unref(udev);
-	qsort(s->npus, s->nnpus, sizeof(*s->npus), by_index);
+	if (s->nnpus > 1)	/* qsort() of no array (NULL) is undefined */
+		qsort(s->npus, s->nnpus, sizeof(*s->npus), by_index);
 }
 
 void smi_emulated_devices(struct smi *s)
