@@ -35,7 +35,8 @@ static void usage(FILE *f)
 		"                          text, then its ids on the last line\n"
 		"  --no-generation-prompt  with --chat: do not open an assistant turn\n"
 		"  --json                  print {\"text\": ..., \"ids\": [...]} instead\n"
-		"  -h, --help              this help\n");
+		"  -h, --help              this help\n"
+		"      --version           the version\n");
 }
 
 struct options {
@@ -224,6 +225,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "no-generation-prompt", no_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -238,6 +240,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'n': o->no_gen_prompt = true; break;
 		case 'j': o->json = true; break;
 		case 'h': usage(stdout); exit(0);
+		case 'V': printf("rbln-tokenize %s\n", RBLN_VERSION); exit(0);
 		default: return -1;
 		}
 	}

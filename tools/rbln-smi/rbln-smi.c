@@ -29,7 +29,7 @@
 
 #include <libudev.h>
 
-#define RBLN_SMI_VERSION	"1.0.0"
+#define RBLN_SMI_VERSION	RBLN_VERSION
 
 struct npu {
 	unsigned int index;
