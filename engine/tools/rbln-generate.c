@@ -74,8 +74,7 @@ enum {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: rbln-generate --model DIR (--prompt TEXT | --input-ids 1,2,3 |\n"
-		"                     --chat FILE.json)... [options]\n"
+		"Usage: rbln-generate --model DIR (--prompt TEXT | --input-ids L | --chat FILE)...\n"
 		"\n"
 		"DIR is a compiled model (rbln-compile) or a Hugging Face directory, compiled\n"
 		"to a temporary directory with the compile flags below.\n"

@@ -25,7 +25,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rbln-serve --model-repository DIR [options]\n"
-		"       rbln-serve --model PATH [options]\n"
+		"  or:  rbln-serve --model PATH [options]\n"
 		"\n"
 		"Serves LLMs over KServe v2 (Triton's HTTP API, with generate and\n"
 		"generate_stream) and OpenAI's /v1 API, with Prometheus metrics.\n"

@@ -19,8 +19,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rbln-tokenize --model DIR [options] TEXT\n"
-		"       rbln-tokenize --model DIR --decode IDS\n"
-		"       rbln-tokenize --model DIR --chat FILE.json\n"
+		"  or:  rbln-tokenize --model DIR --decode IDS\n"
+		"  or:  rbln-tokenize --model DIR --chat FILE.json\n"
 		"\n"
 		"Encodes TEXT with DIR/tokenizer.json and prints the ids comma-separated\n"
 		"on one line (e.g. 4085,39,603). TEXT \"-\" reads standard input.\n"

@@ -47,6 +47,7 @@ check "dkms source tree (dkms/install-source.sh)" \
 	"$top/dkms/install-source.sh" "$work/src/rbln-$version"
 
 say "dkms build rbln/$version for $kver"
+mkdir -p "$work/tree"
 dkms build -m rbln -v "$version" -k "$kver" --sourcetree "$work/src" \
 	--dkmstree "$work/tree" >"$work/dkms.log" 2>&1
 rc=$?

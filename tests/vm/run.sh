@@ -181,9 +181,15 @@ mount -t devtmpfs devtmpfs /dev
 for m in \$(cat /lib/modules/load-order); do
 	insmod /lib/modules/\$m || echo "VM-FAIL: insmod \$m"
 done
-# Which rbln.ko runs the tests (tests/vm/dkms.sh checks it is the DKMS build).
+# Which rbln.ko the tests load (tests/vm/dkms.sh checks it is the DKMS
+# build): load it once to read its srcversion from the kernel, then unload.
 set -- \$(/bin/busybox sha256sum /lib/modules/rbln.ko)
-echo "VM-INFO: loaded rbln srcversion \$(cat /sys/module/rbln/srcversion) sha256 \$1"
+if insmod /lib/modules/rbln.ko; then
+	echo "VM-INFO: loaded rbln srcversion \$(cat /sys/module/rbln/srcversion) sha256 \$1"
+	/bin/busybox rmmod rbln || echo "VM-FAIL: rmmod rbln after reading its srcversion"
+else
+	echo "VM-FAIL: insmod /lib/modules/rbln.ko"
+fi
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot /host ||
 	echo "VM-FAIL: mount 9p host root"
 mount -t proc proc /host/proc
