@@ -3,14 +3,19 @@
 #   make run        the main job on the default (emulated devices)
 #   make test       the whole test suite; last line "N passed, N failed"
 #   make module     build rbln.ko against Debian's 6.12 headers
-#   make install    install userspace (meson install); the module: see
-#                   Documentation/admin-guide.md
+#   make install    install userspace (meson install): libnpu with its
+#                   headers and libnpu.pc, the commands, their man pages,
+#                   the udev rule; the module goes through DKMS or
+#                   modules_install (Documentation/admin-guide.md)
+#   make deb        the Debian packages (rbln-dkms, libnpu1, libnpu-dev,
+#                   rbln-tools, rbln-engine), checked by lintian, into
+#                   $(BUILD)/deb
 
 BUILD ?= build
 KVER ?= $(shell ls -d /usr/src/linux-headers-6.12*-amd64 2>/dev/null | sort -V | tail -n 1 | sed 's|.*/linux-headers-||')
 KDIR ?= /usr/src/linux-headers-$(KVER)
 
-.PHONY: all deps build run test module module-clean install clean
+.PHONY: all deps build run test module module-clean install deb clean
 
 all: build
 
@@ -37,6 +42,9 @@ module-clean:
 
 install: build
 	meson install -C $(BUILD)
+
+deb:
+	bash tests/install/packages.sh $(BUILD)/deb
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz

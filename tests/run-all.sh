@@ -5,7 +5,9 @@
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer (+LSan)
 #   3. kernel code gates: checkpatch --strict, kernel-doc, W=1 build
 #   4. the fuzzers, each target for FUZZ_SECONDS (default 30)
-#   5. the kernel driver in a QEMU VM (tests/vm/run.sh)
+#   5. the kernel driver in a QEMU VM (tests/vm/run.sh), on the module DKMS
+#      builds (tests/vm/dkms.sh)
+#   6. the Debian packages build and pass lintian (tests/install/packages.sh)
 #
 # Environment: FUZZ_SECONDS, SKIP_VM=1 (development only: the VM stage then
 # counts as failed, never as passed), BUILD (default build).
@@ -37,7 +39,7 @@ meson_stage() { # build dir, setup args...
 }
 
 stage "dependencies"
-tools/install-deps.sh --kernel || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
+tools/install-deps.sh --kernel --package || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
 
 stage "unit + conformance tests ($BUILD)"
 meson_stage "$BUILD"
@@ -59,12 +61,12 @@ for fuzz in $(find tests -name run-fuzz.sh -path '*/fuzz/*' | sort); do
 	check "$fuzz" bash "$fuzz" "$FUZZ_SECONDS"
 done
 
-stage "kernel driver in a VM (tests/vm/run.sh)"
+stage "kernel driver in a VM, built by DKMS (tests/vm/dkms.sh)"
 if [ "${SKIP_VM:-0}" = 1 ]; then
 	echo "FAIL: VM stage not run (SKIP_VM=1)"; count 0 1
 else
 	vmlog=$(mktemp)
-	BUILD_DIR="$top/$BUILD" bash tests/vm/run.sh 2>&1 | tee "$vmlog"
+	BUILD_DIR="$top/$BUILD" bash tests/vm/dkms.sh 2>&1 | tee "$vmlog"
 	vmrc=${PIPESTATUS[0]}
 	line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed' "$vmlog" | tail -n 1)
 	if [ -n "$line" ]; then
@@ -76,6 +78,13 @@ else
 	fi
 	rm -f "$vmlog"
 fi
+
+stage "Debian packages and lintian (tests/install/packages.sh)"
+pkglog=$(mktemp)
+bash tests/install/packages.sh 2>&1 | tee "$pkglog"
+count "$(grep -c '^PASS: ' "$pkglog")" "$(grep -c '^FAIL: ' "$pkglog")"
+grep -Eq '^packages: [0-9]+ passed' "$pkglog" || { echo "FAIL: packages.sh printed no summary"; count 0 1; }
+rm -f "$pkglog"
 
 stage "done"
 if [ "$skipped" -gt 0 ]; then

@@ -9,13 +9,18 @@
 #                                    the same mirror as bookworm), QEMU,
 #                                    busybox-static, cpio, xz-utils and
 #                                    linux-source-6.12 (for checkpatch.pl)
+#   tools/install-deps.sh --package  also what building the Debian packages
+#                                    (dpkg-buildpackage, debian/) and
+#                                    checking them needs: debhelper, dh-dkms,
+#                                    dkms, lintian
 set -euo pipefail
 
-kernel=0
+kernel=0 package=0
 for arg in "$@"; do
 	case $arg in
 	--kernel) kernel=1 ;;
-	*) echo "usage: $0 [--kernel]" >&2; exit 2 ;;
+	--package) package=1 ;;
+	*) echo "usage: $0 [--kernel] [--package]" >&2; exit 2 ;;
 	esac
 done
 
@@ -23,9 +28,12 @@ pkgs=(build-essential meson ninja-build pkg-config python3
       libdrm-dev libudev-dev libnuma-dev libcmocka-dev
       libpcre2-dev libjson-c-dev libmicrohttpd-dev
       clang libclang-rt-dev curl
-      libyaml-dev python3-jsonschema python3-yaml podman busybox-static)
+      libyaml-dev python3-jsonschema python3-yaml podman busybox-static
+      help2man udev)
 kernel_pkgs=(qemu-system-x86 busybox-static cpio xz-utils linux-source-6.12)
 backports_pkgs=(linux-image-amd64 linux-headers-amd64)
+# debian/control's Build-Depends beyond pkgs, and the tools that check them.
+package_pkgs=(debhelper dh-dkms dkms lintian)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
 
@@ -67,10 +75,18 @@ apt_install() { # [-t suite] packages...
 missing=()
 list=("${pkgs[@]}")
 [ $kernel = 1 ] && list+=("${kernel_pkgs[@]}")
+[ $package = 1 ] && list+=("${package_pkgs[@]}")
 for p in "${list[@]}"; do installed "$p" || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
 	need_root "${missing[@]}"
 	apt_install "${missing[@]}"
+fi
+
+# udev.pc (where udev rules go) is in udev up to systemd 252 (bookworm) and
+# in systemd-dev from 253 on (bookworm-backports, trixie).
+if ! pkg-config --exists udev; then
+	need_root systemd-dev
+	apt_install systemd-dev
 fi
 
 if [ $kernel = 1 ] && ! { ls -d /usr/src/linux-headers-6.12*-amd64 && ls /boot/vmlinuz-6.12*; } >/dev/null 2>&1; then

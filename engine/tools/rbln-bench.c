@@ -105,7 +105,8 @@ static void usage(FILE *f)
 		"  --repeat N              measure each number N times, show the best (a\n"
 		"                          busy host only ever slows a run down)\n"
 		"  --work-dir DIR          keep compiled models there and reuse them\n"
-		"  -h, --help              this help\n");
+		"  -h, --help              this help\n"
+		"      --version           the version\n");
 }
 
 static int add_model(struct options *o, const char *arg, bool dummy)
@@ -133,6 +134,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "work-dir", required_argument, NULL, 'w' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rbln_error err = { 0 };
@@ -182,6 +184,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("rbln-bench %s\n", RBLN_VERSION);
 			exit(0);
 		default:
 			usage(stderr);

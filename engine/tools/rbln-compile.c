@@ -25,7 +25,8 @@ static void usage(FILE *f)
 		"  -o, --output DIR           the compiled directory (required)\n"
 		"%s"
 		"  -q, --quiet                no progress bar and no summary\n"
-		"  -h, --help                 this help\n",
+		"  -h, --help                 this help\n"
+		"      --version              the version\n",
 		rbln_compile_cli_usage);
 }
 
@@ -35,6 +36,7 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		RBLN_COMPILE_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -55,6 +57,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf("rbln-compile %s\n", RBLN_VERSION);
 			return 0;
 		case '?':
 			usage(stderr);

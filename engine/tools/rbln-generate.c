@@ -74,8 +74,7 @@ enum {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: rbln-generate --model DIR (--prompt TEXT | --input-ids 1,2,3 |\n"
-		"                     --chat FILE.json)... [options]\n"
+		"Usage: rbln-generate --model DIR (--prompt TEXT | --input-ids L | --chat FILE)...\n"
 		"\n"
 		"DIR is a compiled model (rbln-compile) or a Hugging Face directory, compiled\n"
 		"to a temporary directory with the compile flags below.\n"
@@ -95,7 +94,8 @@ static void usage(FILE *f)
 		"  --devices L                devices to use, e.g. 0,1 (default RBLN_DEVICES)\n"
 		"  -v, --verbose              timing on standard error\n"
 		"%s%s"
-		"  -h, --help                 this help\n",
+		"  -h, --help                 this help\n"
+		"      --version              the version\n",
 		rbln_sample_cli_usage, rbln_compile_cli_usage);
 }
 
@@ -115,6 +115,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct rbln_erro
 		{ "devices", required_argument, NULL, OPT_DEVICES },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		RBLN_SAMPLE_LONG_OPTIONS,
 		RBLN_COMPILE_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
@@ -174,6 +175,9 @@ static int parse_args(int argc, char **argv, struct options *o, struct rbln_erro
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("rbln-generate %s\n", RBLN_VERSION);
 			exit(0);
 		case '?':
 			return rbln_error_set(err, -EINVAL, "bad option (see --help)");

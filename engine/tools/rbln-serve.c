@@ -25,7 +25,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rbln-serve --model-repository DIR [options]\n"
-		"       rbln-serve --model PATH [options]\n"
+		"  or:  rbln-serve --model PATH [options]\n"
 		"\n"
 		"Serves LLMs over KServe v2 (Triton's HTTP API, with generate and\n"
 		"generate_stream) and OpenAI's /v1 API, with Prometheus metrics.\n"
@@ -53,7 +53,8 @@ static void usage(FILE *f)
 		"  --grpc-port N, --allow-grpc BOOL\n"
 		"                            accepted for tritonserver's command lines; gRPC is\n"
 		"                            not available yet\n"
-		"  -h, --help                this help\n");
+		"  -h, --help                this help\n"
+		"      --version             the version\n");
 }
 
 enum {
@@ -129,6 +130,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "grpc-port", required_argument, NULL, OPT_GRPC_PORT },
 		{ "allow-grpc", required_argument, NULL, OPT_ALLOW_GRPC },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long long v;
@@ -211,6 +213,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case OPT_CHECK: a->check = true; break;
 		case 'h': usage(stdout); return -1;
+		case 'V': printf("rbln-serve %s\n", RBLN_VERSION); return -1;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -334,7 +337,7 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc) {
 		serve_model_json_free(&a.mj);
-		return rc < 0 ? 0 : rc;	/* -1: --help */
+		return rc < 0 ? 0 : rc;	/* -1: --help or --version */
 	}
 	if (a.repo) {
 		rc = serve_repository_load(a.repo, &repo, &err);

@@ -19,8 +19,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rbln-tokenize --model DIR [options] TEXT\n"
-		"       rbln-tokenize --model DIR --decode IDS\n"
-		"       rbln-tokenize --model DIR --chat FILE.json\n"
+		"  or:  rbln-tokenize --model DIR --decode IDS\n"
+		"  or:  rbln-tokenize --model DIR --chat FILE.json\n"
 		"\n"
 		"Encodes TEXT with DIR/tokenizer.json and prints the ids comma-separated\n"
 		"on one line (e.g. 4085,39,603). TEXT \"-\" reads standard input.\n"
@@ -35,7 +35,8 @@ static void usage(FILE *f)
 		"                          text, then its ids on the last line\n"
 		"  --no-generation-prompt  with --chat: do not open an assistant turn\n"
 		"  --json                  print {\"text\": ..., \"ids\": [...]} instead\n"
-		"  -h, --help              this help\n");
+		"  -h, --help              this help\n"
+		"      --version           the version\n");
 }
 
 struct options {
@@ -224,6 +225,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "no-generation-prompt", no_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -238,6 +240,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'n': o->no_gen_prompt = true; break;
 		case 'j': o->json = true; break;
 		case 'h': usage(stdout); exit(0);
+		case 'V': printf("rbln-tokenize %s\n", RBLN_VERSION); exit(0);
 		default: return -1;
 		}
 	}

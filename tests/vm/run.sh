@@ -28,6 +28,8 @@
 #   VM_NO_INSTALL=1    do not call apt-get (everything must be there)
 #   RBLN_MODELS_DIR    reference models (default: engine/models in
 #                      the checkout), for the engine check on rbln.ko
+#   RBLN_KO      load this rbln.ko as it is instead of building the
+#                checkout's (tests/vm/dkms.sh: the DKMS-built module)
 #
 # Exit status: 0 when every check passed and the kernel log is clean.
 set -uo pipefail
@@ -80,10 +82,17 @@ say "kernel $KVER"
 
 # ------------------------------------------------------------- builds
 
-say "building rbln.ko"
 mkdir -p "$VM_WORK" || die "cannot create $VM_WORK"
-make -s -C "$KDIR" M="$top" W=1 modules >"$VM_WORK/build.log" 2>&1 ||
-	{ cat "$VM_WORK/build.log"; die "module build failed"; }
+# RBLN_KO names a module built elsewhere, loaded as it is (tests/vm/dkms.sh:
+# the DKMS build); otherwise the checkout's is built here.
+if [ -n "${RBLN_KO:-}" ]; then
+	[ -r "$RBLN_KO" ] || die "RBLN_KO=$RBLN_KO: cannot read it"
+	say "module $RBLN_KO (built elsewhere)"
+else
+	say "building rbln.ko"
+	make -s -C "$KDIR" M="$top" W=1 modules >"$VM_WORK/build.log" 2>&1 ||
+		{ cat "$VM_WORK/build.log"; die "module build failed"; }
+fi
 
 say "building userspace in $BUILD_DIR"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
@@ -139,8 +148,12 @@ for p in "${order[@]}"; do
 	echo "$base" >>"$root/lib/modules/load-order"
 done
 # Without debug information the module loads faster under emulation.
-strip --strip-debug -o "$root/lib/modules/rbln.ko" "$top/rbln.ko" ||
-	cp "$top/rbln.ko" "$root/lib/modules/rbln.ko"
+if [ -n "${RBLN_KO:-}" ]; then
+	cp "$RBLN_KO" "$root/lib/modules/rbln.ko" || die "cp $RBLN_KO"
+else
+	strip --strip-debug -o "$root/lib/modules/rbln.ko" "$top/rbln.ko" ||
+		cp "$top/rbln.ko" "$root/lib/modules/rbln.ko"
+fi
 
 # The guest gets a fresh tmpfs on /tmp; a checkout or build directory that
 # lives under the host's /tmp (CI clones may) is bound back into it from a
@@ -168,6 +181,15 @@ mount -t devtmpfs devtmpfs /dev
 for m in \$(cat /lib/modules/load-order); do
 	insmod /lib/modules/\$m || echo "VM-FAIL: insmod \$m"
 done
+# Which rbln.ko the tests load (tests/vm/dkms.sh checks it is the DKMS
+# build): load it once to read its srcversion from the kernel, then unload.
+set -- \$(/bin/busybox sha256sum /lib/modules/rbln.ko)
+if insmod /lib/modules/rbln.ko; then
+	echo "VM-INFO: loaded rbln srcversion \$(cat /sys/module/rbln/srcversion) sha256 \$1"
+	/bin/busybox rmmod rbln || echo "VM-FAIL: rmmod rbln after reading its srcversion"
+else
+	echo "VM-FAIL: insmod /lib/modules/rbln.ko"
+fi
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot /host ||
 	echo "VM-FAIL: mount 9p host root"
 mount -t proc proc /host/proc

@@ -30,7 +30,7 @@
 #include "cdi_spec.h"
 #include "cdi_yaml.h"
 
-#define RBLN_CDI_VERSION	"1.0.0"
+#define RBLN_CDI_VERSION	RBLN_VERSION
 
 extern char **environ;
 

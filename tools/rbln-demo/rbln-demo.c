@@ -14,7 +14,7 @@
  * device 0 gathers every device's result, in a job that waits for the
  * fences of all the others.
  *
- *   rbln-demo [-e elements]
+ *   rbln-demo [-e elements]   (--help for the options)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -228,21 +228,59 @@ static int verify(const float *gathered, unsigned int n, uint64_t elements)
 	return bad;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rbln-demo [-e ELEMENTS]\n"
+		"\n"
+		"Lists the visible RBLN devices, then has them all-reduce a vector among\n"
+		"themselves (a ring of peer DMA and semaphores, one submission per device)\n"
+		"and checks the result. Exit status 0 when every device holds the right sum.\n"
+		"\n"
+		"  -e, --elements N   vector length in float32 elements (default 1048576)\n"
+		"  -h, --help         this help\n"
+		"      --version      the version\n"
+		"\n"
+		"Environment: RBLN_DEVICES selects devices, RBLN_BACKEND=kernel|emul the backend.\n");
+}
+
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "elements", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
 	uint64_t elements = 1 << 20;
+	char *end;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "e:h")) != -1) {
-		if (opt == 'e') {
-			elements = strtoull(optarg, NULL, 0);
-		} else {
-			fprintf(stderr, "usage: %s [-e elements]\n", argv[0]);
-			return opt == 'h' ? 0 : 2;
+	while ((opt = getopt_long(argc, argv, "e:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			errno = 0;
+			elements = strtoull(optarg, &end, 0);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    elements == 0 || elements > (UINT64_C(1) << 28)) {
+				fprintf(stderr, "rbln-demo: -e '%s': want 1 to %llu elements\n",
+					optarg, 1ULL << 28);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("rbln-demo %s\n", RBLN_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
-	if (elements == 0) {
-		fprintf(stderr, "rbln-demo: elements must be positive\n");
+	if (optind < argc) {
+		fprintf(stderr, "rbln-demo: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
 

@@ -18,7 +18,7 @@
 
 #include "diag.h"
 
-#define RBLN_DIAG_VERSION	"1.0.0"
+#define RBLN_DIAG_VERSION	RBLN_VERSION
 #define MiB			(1ull << 20)
 
 static const struct diag_level levels[] = {

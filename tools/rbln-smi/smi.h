@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define RBLN_SMI_VERSION	"1.1.0"
+#define RBLN_SMI_VERSION	RBLN_VERSION
 
 struct npu {
 	unsigned int index;
