@@ -3,31 +3,32 @@
  * Collectives (all-reduce, all-gather) over a group of devices, as command
  * streams: peer DMA into shared staging buffers, semaphores, ADD.
  *
- * Each rank owns a mailbox buffer, shared with every other rank: two
- * semaphore counters (arrive, done) and the staging space S. A round of an
- * all-reduce of c floats at rank i:
+ * Each rank owns a mailbox buffer, shared with every other rank: three
+ * semaphore counters (the all-gather's arrive and done, the all-reduce's
+ * arrivals, of which rank 0's serves the group) and the staging space S,
+ * whose two halves are the all-reduce's two areas.
  *
- *   1. copy its input into S_i                         (local COPY)
- *   2. barrier "arrive": +1 on every peer's arrive counter, wait for its
- *      own to reach round * (n - 1)
- *   3. sum chunk i of every S_j into S_i, in rank order starting at i
- *      (ADD reading the peers' staging buffers directly)
- *   4. copy chunk i of S_i into every peer's S_j       (peer COPY)
- *   5. barrier "done"
- *   6. copy S_i back into its buffer                   (local COPY)
+ * An all-reduce round of c floats is the stack's one all-reduce
+ * construction, isa_encode_allreduce() (libnpu/isa/isa_encode.h), the
+ * same the engine compiles into its programs: rank i copies its input
+ * into its area of the round, adds 1 to the group's arrival counter,
+ * waits for every rank's arrival, and sums all ranks' areas in rank order
+ * straight into its buffer, so every rank gets the same bits. The two
+ * areas alternate, so a rank never overwrites an area a peer may still
+ * be reading (see isa_encode_allreduce()).
  *
- * Chunk i of any S_j is read only by rank i (step 3) before rank i writes
- * it (step 4), and a rank writes S_i again (the next round's step 1) only
- * after "done", when every peer has finished with it: two barriers per
- * round, whatever the number of ranks. Each chunk is summed by one rank
- * in one order and copied everywhere, so every rank gets the same bits.
- * An all-gather round pushes each rank's piece into every peer's S_j
- * between the same two barriers, then copies S_i out.
+ * An all-gather round pushes each rank's piece into slot i of every
+ * peer's S between two barriers ("arrive": +1 on every peer's arrive
+ * counter, wait for its own to reach round * (n - 1); then "done"), then
+ * copies S out. A rank writes S again only after "done", when every peer
+ * has finished with it; and a barrier or the arrival wait of one kind of
+ * collective comes after every read of the other kind before it, in
+ * stream order, so the two kinds share S safely.
  *
  * The counters only grow (release/acquire semaphores; a fast rank's next
- * "arrive" cannot be counted for the current round, because it needs this
- * rank's "done" first), so a group serves any number of collectives
- * without a reset.
+ * signal cannot be counted for the current round, because it needs this
+ * round's wait to be satisfied first), so a group serves any number of
+ * collectives without a reset.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,10 +38,17 @@
 
 #define COLL_ARRIVE	0	/* semaphore offsets in the mailbox */
 #define COLL_DONE	8
+#define COLL_REDUCE	16	/* all-reduce arrivals (rank 0's counts) */
 #define COLL_STAGE	4096	/* staging space starts a page in */
 #define COLL_DEFAULT_SCRATCH	(4ULL << 20)
 #define COLL_DEFAULT_TIMEOUT	30000000000ULL
 #define COLL_MAX_RANKS	64
+/*
+ * An all-reduce round whose chunks (1/n of it) are at least this many
+ * bytes scatters the sum over the ranks: there, reading and adding all n
+ * areas on every rank costs more than a second wait.
+ */
+#define COLL_SCATTER_MIN_CHUNK	4096
 
 /**
  * struct npu_collective_group - devices that run collectives together
@@ -51,7 +59,9 @@
  *	(@peer[i][i] is @mbox[i])
  * @scratch: bytes of staging space per rank
  * @timeout_ns: SEM_WAIT timeout
- * @rounds: rounds appended so far (the barriers' epoch)
+ * @rounds: all-gather rounds appended so far (the barriers' epoch)
+ * @reductions: all-reduce rounds appended so far (their areas alternate)
+ * @phases: arrival phases of those rounds (the arrivals' epoch)
  * @broken: a stream failed while appending: the ranks' counts may differ
  */
 struct npu_collective_group {
@@ -62,6 +72,8 @@ struct npu_collective_group {
 	uint64_t scratch;
 	uint64_t timeout_ns;
 	uint64_t rounds;
+	uint64_t reductions;
+	uint64_t phases;
 	bool broken;
 	pthread_mutex_t lock;
 };
@@ -220,16 +232,6 @@ static void barrier(npu_collective_group *g, npu_stream *const *streams,
 	}
 }
 
-/* Chunk @i of @count elements split over @n ranks: [*first, +*len). */
-static void chunk(uint64_t count, unsigned int n, unsigned int i,
-		  uint64_t *first, uint64_t *len)
-{
-	uint64_t per = count / n, extra = count % n;
-
-	*first = per * i + (i < extra ? i : extra);
-	*len = per + (i < extra ? 1 : 0);
-}
-
 /* Marks @g broken if appending failed on any stream; the call's result. */
 static int finish_call(npu_collective_group *g, npu_stream *const *streams,
 		       const char *what)
@@ -246,37 +248,44 @@ static int finish_call(npu_collective_group *g, npu_stream *const *streams,
 	return 0;
 }
 
-static void allreduce_round(npu_collective_group *g,
-			    npu_stream *const *streams,
-			    npu_buffer *const *buffers, uint64_t offset,
-			    uint64_t count)
+/*
+ * Rank @i's part of an all-reduce round: @bytes of its buffer at @offset
+ * into its area of the round, then the one all-reduce construction
+ * (isa_encode.h) over every rank's area, whole or scattered.
+ */
+static void allreduce_rank(npu_collective_group *g, npu_stream *s,
+			   unsigned int i, npu_buffer *buffer, uint64_t offset,
+			   uint64_t bytes, bool scatter)
 {
-	unsigned int n = g->n;
-	uint64_t bytes = count * sizeof(float), first, len, at;
+	static const char what[] = "npu_stream_allreduce_f32";
+	struct rbln_isa_operand areas[COLL_MAX_RANKS];
+	uint64_t at = COLL_STAGE + isa_allreduce_area(g->reductions) *
+		      (g->scratch / 2);
+	uint32_t area_access = scatter ? NPU_ACCESS_RW : NPU_ACCESS_READ;
+	struct isa_allreduce ar = {
+		.ranks = g->n,
+		.rank = i,
+		.phases_before = g->phases,
+		.areas = areas,
+		.timeout_ns = g->timeout_ns,
+	};
+	bool ok;
 
-	g->rounds++;
-	for (unsigned int i = 0; i < n; i++)
-		npu_stream_copy(streams[i], g->mbox[i], COLL_STAGE, buffers[i],
-				offset, bytes);
-	barrier(g, streams, COLL_ARRIVE, g->rounds);
-	for (unsigned int i = 0; i < n; i++) {
-		chunk(count, n, i, &first, &len);
-		if (!len)
-			continue;
-		at = COLL_STAGE + first * sizeof(float);
-		/* Rank i sums its chunk in the order i, i + 1, ..., i - 1. */
-		for (unsigned int j = 1; j < n; j++)
-			npu_stream_add_f32(streams[i], g->mbox[i], at,
-					   g->mbox[i], at,
-					   g->peer[i][(i + j) % n], at, len);
-		for (unsigned int j = 1; j < n; j++)
-			npu_stream_copy(streams[i], g->peer[i][(i + j) % n], at,
-					g->mbox[i], at, len * sizeof(float));
-	}
-	barrier(g, streams, COLL_DONE, g->rounds);
-	for (unsigned int i = 0; i < n; i++)
-		npu_stream_copy(streams[i], buffers[i], offset, g->mbox[i],
-				COLL_STAGE, bytes);
+	npu_stream_copy(s, g->mbox[i], at, buffer, offset, bytes);
+	if (!npu_stream_begin(s))
+		return;
+	ok = npu_stream_operand(s, &ar.arrivals, g->peer[i][0], NPU_ACCESS_RW,
+				COLL_REDUCE, sizeof(uint64_t), what);
+	for (unsigned int p = 0; ok && p < g->n; p++)
+		ok = npu_stream_operand(s, &areas[p], g->peer[i][p],
+					area_access, at, bytes, what);
+	ok = ok && npu_stream_operand(s, &ar.dst, buffer, NPU_ACCESS_WRITE,
+				      offset, bytes, what);
+	if (ok && scatter)
+		isa_encode_allreduce_scattered(&s->enc, &ar);
+	else if (ok)
+		isa_encode_allreduce(&s->enc, &ar);
+	npu_stream_end(s);
 }
 
 int npu_stream_allreduce_f32(npu_collective_group *g,
@@ -286,6 +295,7 @@ int npu_stream_allreduce_f32(npu_collective_group *g,
 {
 	static const char what[] = "npu_stream_allreduce_f32";
 	uint64_t per_round, done, c;
+	bool scatter;
 	int err;
 
 	if (!g)
@@ -300,11 +310,18 @@ int npu_stream_allreduce_f32(npu_collective_group *g,
 			       (unsigned long long)offset);
 	/* One rank: the sum is the input. */
 	if (!err && g->n > 1) {
-		per_round = g->scratch / sizeof(float);
+		/* Each round's floats fit one of the two areas. */
+		per_round = g->scratch / 2 / sizeof(float);
 		for (done = 0; done < count; done += c) {
 			c = count - done < per_round ? count - done : per_round;
-			allreduce_round(g, streams, buffers,
-					offset + done * sizeof(float), c);
+			scatter = c * sizeof(float) / g->n >=
+				  COLL_SCATTER_MIN_CHUNK;
+			for (unsigned int i = 0; i < g->n; i++)
+				allreduce_rank(g, streams[i], i, buffers[i],
+					       offset + done * sizeof(float),
+					       c * sizeof(float), scatter);
+			g->reductions++;
+			g->phases += scatter ? 2 : 1;
 		}
 		err = finish_call(g, streams, what);
 	}

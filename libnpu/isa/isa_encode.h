@@ -163,21 +163,24 @@ void isa_encode_topk(struct isa_stream *s, struct rbln_isa_operand values,
 /**
  * struct isa_allreduce - one rank's part of a float32 sum all-reduce
  * @ranks: the group's size, at least 2
- * @collective: all-reduces @arrivals has counted before this one
+ * @rank: this rank (isa_encode_allreduce_scattered() only)
+ * @phases_before: arrival phases the counter has counted before this
+ *	all-reduce (isa_encode_allreduce() uses one, the scattered form two)
  * @arrivals: the group's one arrival counter (a __u64 semaphore every
- *	rank can write), zero before collective 0
+ *	rank can write), zero before phase 0
  * @areas: [@ranks] each rank's partial, published (written) by that rank
- *	before this call's commands, in area isa_allreduce_area(@collective)
- *	of its communication buffer; all of one size
+ *	before this call's commands, in area isa_allreduce_area() of its
+ *	communication buffer; all of one size
  * @dst: receives the sum (the size of an area)
  * @add_to_dst: add the sum to what @dst holds instead of storing it; the
- *	sum is formed in @sum first
+ *	sum is formed in @sum first (isa_encode_allreduce() only)
  * @sum: scratch of an area's size, used when @add_to_dst
  * @timeout_ns: the SEM_WAIT timeout
  */
 struct isa_allreduce {
 	uint32_t ranks;
-	uint64_t collective;
+	uint32_t rank;
+	uint64_t phases_before;
 	struct rbln_isa_operand arrivals;
 	const struct rbln_isa_operand *areas;
 	struct rbln_isa_operand dst;
@@ -187,29 +190,45 @@ struct isa_allreduce {
 };
 
 /**
- * isa_allreduce_area() - which of a rank's two areas collective @collective
- * publishes in (see isa_encode_allreduce())
+ * isa_allreduce_area() - which of a rank's two areas the all-reduce that
+ * has @earlier all-reduces of the group before it publishes in
  */
-static inline unsigned int isa_allreduce_area(uint64_t collective)
+static inline unsigned int isa_allreduce_area(uint64_t earlier)
 {
-	return (unsigned int)(collective % 2);
+	return (unsigned int)(earlier % 2);
 }
 
 /**
  * isa_encode_allreduce() - the one all-reduce construction of the stack
  *
  * Each rank adds 1 to the one arrival counter and waits until all ranks
- * have arrived for this collective, then sums every rank's area in rank
- * order (so every rank computes the same bits) straight from the peers'
- * memory. One counter means one SEM_WAIT per collective, not one per
- * peer: on an oversubscribed host every extra wait is a thread polling
- * for a core. Two areas used alternately make it safe to publish the next
- * partial before the peers finished reading this one: a rank that arrived
- * at collective c has finished reading collective c - 1, and nothing
- * publishes collective c + 1 before every rank arrived at c. The counter
- * only grows, so one group serves any number of collectives; a caller
- * may also zero it between uses when no device runs.
+ * have arrived (one phase), then sums every rank's area in rank order (so
+ * every rank computes the same bits) straight from the peers' memory. One
+ * counter means one SEM_WAIT per collective, not one per peer: on an
+ * oversubscribed host every extra wait is a thread polling for a core.
+ * Two areas used alternately make it safe to publish the next partial
+ * before the peers finished reading this one: a rank that arrived at an
+ * all-reduce has finished with the one before, and nothing publishes the
+ * next but one before every rank arrived. The counter only grows, so one
+ * group serves any number of collectives; a caller may also zero it
+ * between uses when no device runs.
  */
 void isa_encode_allreduce(struct isa_stream *s, const struct isa_allreduce *ar);
+
+/**
+ * isa_encode_allreduce_scattered() - the same construction with the sum
+ * split across the ranks, for large counts
+ *
+ * As isa_encode_allreduce(), but rank r sums only chunk r of the areas
+ * (in rank order: the same bits), writes it into chunk r of every rank's
+ * area (so @areas must be writable), and after a second phase every rank
+ * copies its own, now complete, area into @dst. Each rank reads and adds
+ * 1/ranks of the data instead of all of it, for one more wait. Chunk r of
+ * any area is read and written by rank r only, so the rules of the areas
+ * stay those of isa_encode_allreduce(). Uses two phases; @add_to_dst must
+ * be false.
+ */
+void isa_encode_allreduce_scattered(struct isa_stream *s,
+				    const struct isa_allreduce *ar);
 
 #endif /* ISA_ENCODE_H */

@@ -138,7 +138,7 @@ static void all_reduce(struct build *b, struct rbln_isa_operand dst, bool add_to
 	uint32_t p, area = isa_allreduce_area(b->collectives), tp = b->s->tp;
 	struct isa_allreduce ar = {
 		.ranks = tp,
-		.collective = b->collectives,
+		.phases_before = b->collectives,
 		.arrivals = op(SLOT_COMM + 0, b->comm.sem, 8),
 		.areas = areas,
 		.dst = dst,
