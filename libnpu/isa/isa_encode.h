@@ -217,16 +217,17 @@ void isa_encode_allreduce(struct isa_stream *s, const struct isa_allreduce *ar);
 
 /**
  * isa_encode_allreduce_scattered() - the same construction with the sum
- * split across the ranks, for large counts
+ * split across the ranks
  *
  * As isa_encode_allreduce(), but rank r sums only chunk r of the areas
  * (in rank order: the same bits), writes it into chunk r of every rank's
  * area (so @areas must be writable), and after a second phase every rank
  * copies its own, now complete, area into @dst. Each rank reads and adds
  * 1/ranks of the data instead of all of it, for one more wait. Chunk r of
- * any area is read and written by rank r only, so the rules of the areas
- * stay those of isa_encode_allreduce(). Uses two phases; @add_to_dst must
- * be false.
+ * any area is read and written by rank r only; every access to a rank's
+ * area is over once all ranks passed the second wait, so a caller that
+ * only uses this form may publish every all-reduce into the same area.
+ * Uses two phases; @add_to_dst must be false.
  */
 void isa_encode_allreduce_scattered(struct isa_stream *s,
 				    const struct isa_allreduce *ar);
