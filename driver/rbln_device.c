@@ -8,6 +8,7 @@
  */
 
 #include <linux/ktime.h>
+#include <linux/lockdep.h>
 #include <linux/math64.h>
 #include <linux/nodemask.h>
 #include <linux/platform_device.h>
@@ -192,10 +193,12 @@ const char *rbln_status_name(enum rbln_status status)
 	return "UNKNOWN";
 }
 
+/* Called with &rbln_device.run_lock held. */
 static u64 rbln_busy_locked(struct rbln_device *rdev, u64 now)
 {
 	u64 busy = rdev->busy_ns;
 
+	lockdep_assert_held(&rdev->run_lock);
 	if (rdev->nrunning && now > rdev->busy_since)
 		busy += now - rdev->busy_since;
 	return busy;

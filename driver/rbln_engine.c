@@ -18,6 +18,7 @@
 #include <linux/errno.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
+#include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
@@ -58,8 +59,10 @@ struct rbln_par {
 };
 
 /* Called with &rbln_engines.lock held. */
-static bool rbln_par_claim(struct rbln_par *par, u32 *part)
+static bool rbln_par_claim(struct rbln_engines *eng, struct rbln_par *par,
+			   u32 *part)
 {
+	lockdep_assert_held(&eng->lock);
 	if (par->next >= par->nparts)
 		return false;
 	*part = par->next++;
@@ -91,7 +94,7 @@ static int rbln_engine_thread(void *data)
 		if (!list_empty(&eng->work)) {
 			par = list_first_entry(&eng->work, struct rbln_par,
 					       link);
-			if (!rbln_par_claim(par, &part))
+			if (!rbln_par_claim(eng, par, &part))
 				par = NULL;
 		}
 		spin_unlock(&eng->lock);
@@ -234,7 +237,7 @@ static void rbln_env_parallel(void *priv,
 		bool claimed;
 
 		spin_lock(&eng->lock);
-		claimed = rbln_par_claim(&par, &part);
+		claimed = rbln_par_claim(eng, &par, &part);
 		spin_unlock(&eng->lock);
 		if (!claimed)
 			break;

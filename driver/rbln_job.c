@@ -19,6 +19,7 @@
 #include <linux/dma-fence-chain.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
+#include <linux/lockdep.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
 #include <linux/slab.h>
@@ -308,6 +309,7 @@ static bool rbln_job_hung(struct rbln_job *job, u64 now, u64 timeout_ns)
 {
 	int progress;
 
+	lockdep_assert_held(&job->rdev->run_lock);
 	if (!job->started || job->cancel)
 		return false;
 	progress = atomic_read(&job->progress);

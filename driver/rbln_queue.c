@@ -9,6 +9,7 @@
  */
 
 #include <linux/dma-fence.h>
+#include <linux/lockdep.h>
 #include <linux/slab.h>
 #include <drm/drm_file.h>
 
@@ -239,6 +240,7 @@ int rbln_queue_reserve(struct rbln_queue *queue)
 	struct dma_fence *old;
 	long ret;
 
+	lockdep_assert_held(&queue->lock);
 	spin_lock(&queue->fence_lock);
 	old = dma_fence_get(queue->history[(queue->last_job_id + 1) %
 					   RBLN_QUEUE_HISTORY]);
@@ -280,6 +282,7 @@ void rbln_queue_record(struct rbln_queue *queue, u64 job_id,
 	struct dma_fence *old = queue->history[slot];
 	int status;
 
+	lockdep_assert_held(&queue->lock);
 	if (old) {
 		status = dma_fence_get_status(old);
 		if (status < 0)

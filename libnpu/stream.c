@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The command-stream builder: memory for the stream, the buffer list
- * (deduplicated, access widened), sticky errors, and submission through a
- * host command buffer of the device.
+ * The command-stream builder: the encoder's stream (isa_encode.h), the
+ * buffer list (deduplicated, access widened), sticky errors, and
+ * submission through a host command buffer of the device.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,23 +11,8 @@
 
 #include "stream_internal.h"
 
-/* Streams start small and double; most are a few commands long. */
-#define STREAM_INITIAL_CAPACITY 4096
 /* The command buffer is a whole number of these, so it is rarely regrown. */
 #define CMD_BUFFER_GRANULE (64 * 1024)
-
-static void write_header(npu_stream *s)
-{
-	struct rbln_isa_stream_header hdr = {
-		.magic = RBLN_ISA_MAGIC,
-		.version_major = RBLN_ISA_VERSION_MAJOR,
-		.version_minor = RBLN_ISA_VERSION_MINOR,
-		.size = (uint32_t)s->size,
-		.flags = 0,
-	};
-
-	memcpy(s->data, &hdr, sizeof(hdr));
-}
 
 int npu_stream_set_error(npu_stream *s, int err)
 {
@@ -50,16 +35,12 @@ int npu_stream_create(npu_device *dev, npu_stream **out)
 
 	if (!s)
 		return npu_fail(-ENOMEM, NULL);
-	s->data = malloc(STREAM_INITIAL_CAPACITY);
-	if (!s->data) {
+	if (isa_stream_init(&s->enc, dev->info.max_cmd_size)) {
 		free(s);
 		return npu_fail(-ENOMEM, NULL);
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	s->dev = dev;
-	s->capacity = STREAM_INITIAL_CAPACITY;
-	s->size = sizeof(struct rbln_isa_stream_header);
-	write_header(s);
 	*out = s;
 	return 0;
 }
@@ -71,7 +52,7 @@ void npu_stream_destroy(npu_stream *s)
 	npu_buffer_free(s->cmd);
 	pthread_mutex_destroy(&s->lock);
 	free(s->uses);
-	free(s->data);
+	isa_stream_free(&s->enc);
 	free(s);
 }
 
@@ -80,8 +61,7 @@ void npu_stream_reset(npu_stream *s)
 	if (!s)
 		return;
 	pthread_mutex_lock(&s->lock);
-	s->size = sizeof(struct rbln_isa_stream_header);
-	write_header(s);
+	isa_stream_reset(&s->enc);
 	s->num_uses = 0;
 	s->error = 0;
 	s->error_detail[0] = '\0';
@@ -110,7 +90,7 @@ uint64_t npu_stream_size(const npu_stream *s)
 	if (!s)
 		return 0;
 	pthread_mutex_lock(lock_of(s));
-	uint64_t size = s->size;
+	uint64_t size = s->enc.size;
 
 	pthread_mutex_unlock(lock_of(s));
 	return size;
@@ -118,39 +98,7 @@ uint64_t npu_stream_size(const npu_stream *s)
 
 const void *npu_stream_data(const npu_stream *s)
 {
-	return s ? s->data : NULL;
-}
-
-void npu_stream_append(npu_stream *s, const void *cmd, size_t size)
-{
-	uint64_t limit = s->dev->info.max_cmd_size;
-
-	/* The header's size field is 32 bits wide whatever the device says. */
-	if (limit > UINT32_MAX - 7)
-		limit = UINT32_MAX - 7;
-	if (size > limit - s->size) {
-		npu_stream_set_error(s, npu_fail(-E2BIG,
-			"stream of %zu bytes would exceed the device's %llu-byte limit",
-			s->size + size, (unsigned long long)limit));
-		return;
-	}
-	if (s->size + size > s->capacity) {
-		size_t capacity = s->capacity;
-
-		while (capacity < s->size + size)
-			capacity *= 2;
-		uint8_t *grown = realloc(s->data, capacity);
-
-		if (!grown) {
-			npu_stream_set_error(s, npu_fail(-ENOMEM, NULL));
-			return;
-		}
-		s->data = grown;
-		s->capacity = capacity;
-	}
-	memcpy(s->data + s->size, cmd, size);
-	s->size += size;
-	write_header(s);
+	return s ? s->enc.data : NULL;
 }
 
 uint32_t npu_stream_use(npu_stream *s, npu_buffer *buf, uint32_t access,
@@ -244,7 +192,7 @@ int npu_stream_submit(npu_stream *s, npu_queue *q, npu_fence *const *wait,
 		npu_fail(err, "%s", s->error_detail);
 		goto out;
 	}
-	err = reserve_cmd_buffer(s, s->size);
+	err = reserve_cmd_buffer(s, s->enc.size);
 	if (!err)
 		err = npu_buffer_map(s->cmd, &map);
 	if (err)
@@ -254,12 +202,12 @@ int npu_stream_submit(npu_stream *s, npu_queue *q, npu_fence *const *wait,
 	 * npu_submit() returns, so the buffer is free for the next submission
 	 * at once and one buffer per builder suffices.
 	 */
-	memcpy(map, s->data, s->size);
+	memcpy(map, s->enc.data, s->enc.size);
 
 	struct npu_submit_info info = {
 		.cmd = s->cmd,
 		.cmd_offset = 0,
-		.cmd_size = s->size,
+		.cmd_size = s->enc.size,
 		.buffers = s->uses,
 		.num_buffers = s->num_uses,
 		.wait = wait,

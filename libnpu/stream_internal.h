@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stream_internal.h - the command-stream builder's state, shared by
- * stream.c (lifetime, buffer list, submission) and stream_cmds.c (one
- * function per opcode).
+ * stream.c (lifetime, buffer list, submission), stream_cmds.c and
+ * stream_compute.c (one function per opcode) and collective.c. The bytes
+ * are written by the ISA encoder (libnpu/isa/isa_encode.h); the builder
+ * adds what the encoder does not know: buffer handles mapped to
+ * buffer-list indices, locking, and errors with messages.
  */
 #ifndef NPU_STREAM_INTERNAL_H
 #define NPU_STREAM_INTERNAL_H
@@ -10,16 +13,15 @@
 #include <pthread.h>
 
 #include "npu_common.h"
-#include "rbln_isa.h"
+#include "isa_encode.h"
 
 /**
  * struct npu_stream - a command stream being built
  * @lock: makes every builder call atomic (the API is thread-safe even if
  *	sharing one builder between threads is rarely useful)
  * @dev: the device whose buffers the stream names
- * @data: header and commands; the header's size tracks @size
- * @size: bytes used in @data
- * @capacity: bytes allocated at @data
+ * @enc: the encoded stream (header and commands), limited to the
+ *	device's max_cmd_size
  * @uses: the buffer list
  * @num_uses: entries used in @uses
  * @uses_capacity: entries allocated at @uses
@@ -30,9 +32,7 @@
 struct npu_stream {
 	pthread_mutex_t lock;
 	npu_device *dev;
-	uint8_t *data;
-	size_t size;
-	size_t capacity;
+	struct isa_stream enc;
 	struct npu_buffer_use *uses;
 	uint32_t num_uses;
 	uint32_t uses_capacity;
@@ -43,13 +43,6 @@ struct npu_stream {
 
 /** Record @err as the stream's error unless it has one; returns @err. */
 int npu_stream_set_error(npu_stream *s, int err);
-
-/**
- * npu_stream_append() - append @size bytes of command at @cmd (size a
- * multiple of 8) after the header fields are filled; the caller holds
- * @s->lock and has checked s->error.
- */
-void npu_stream_append(npu_stream *s, const void *cmd, size_t size);
 
 /**
  * npu_stream_use() - buffer-list index of @buf with at least @access,
@@ -63,7 +56,11 @@ uint32_t npu_stream_use(npu_stream *s, npu_buffer *buf, uint32_t access,
 
 /** Lock @s for a builder call; false (unlocked) if NULL or failed. */
 bool npu_stream_begin(npu_stream *s);
-/** Unlock after npu_stream_begin(). */
+/**
+ * npu_stream_end() - unlock after npu_stream_begin(), first turning an
+ * encoder failure of the call (out of memory, stream too large) into the
+ * stream's error
+ */
 void npu_stream_end(npu_stream *s);
 
 /**

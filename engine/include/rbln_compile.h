@@ -31,7 +31,7 @@
 #define RBLN_COMPILED_FORMAT 1
 
 /*
- * What the user asked for.  Zero (or an empty list, or RBLN_DTYPE_UNKNOWN)
+ * What the user asked for.  Zero (or an empty list, or RBLN_TENSOR_UNKNOWN)
  * means "the default", which rbln_compile_resolve() fills in.
  */
 struct rbln_compile_options {

@@ -316,11 +316,8 @@ struct rbln_serving_ops {
 };
 
 /*
- * The engine runtime's table, defined by the runtime library once it
- * implements this interface; engine/meson.build's runtime block then
- * declares engine_serving_dep and rbln-serve binds to it
- * (RBLN_HAVE_ENGINE_RUNTIME); until then rbln-serve says the runtime is
- * not built.
+ * The engine runtime's table, defined by src/serving_engine (the library
+ * behind engine/meson.build's engine_serving_dep, which rbln-serve links).
  */
 extern const struct rbln_serving_ops rbln_engine_serving_ops;
 

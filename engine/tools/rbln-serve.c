@@ -276,15 +276,6 @@ static void print_table(const struct serve_model *m, size_t n, bool check)
 	fflush(stdout);
 }
 
-static const struct rbln_serving_ops *engine_ops(void)
-{
-#ifdef RBLN_HAVE_ENGINE_RUNTIME
-	return &rbln_engine_serving_ops;
-#else
-	return NULL;
-#endif
-}
-
 /* Waits for SIGTERM/SIGINT, then drains; a second signal cancels what runs. */
 static void serve_until_signal(struct serve_server *s, const sigset_t *set, long drain_s)
 {
@@ -324,7 +315,7 @@ static void free_models(struct serve_model *models, size_t n)
 
 int main(int argc, char **argv)
 {
-	const struct rbln_serving_ops *ops = engine_ops();
+	const struct rbln_serving_ops *ops = &rbln_engine_serving_ops;
 	struct serve_repository repo = { 0 };
 	struct serve_model *models = NULL;
 	struct serve_server srv;
@@ -369,13 +360,6 @@ int main(int argc, char **argv)
 		print_table(models, repo.n, true);
 		printf("rbln-serve: %zu model%s checked (--check: not started)\n", repo.n,
 		       repo.n == 1 ? "" : "s");
-		goto out;
-	}
-	if (!ops) {
-		fprintf(stderr, "rbln-serve: engine runtime not built: the model repository was "
-			"read and checked, but models cannot be loaded or served until the "
-			"engine runtime exists (rbln-serve --check validates a repository)\n");
-		rc = 1;
 		goto out;
 	}
 	/* Every thread started from here on inherits the blocked signals. */

@@ -28,7 +28,7 @@ static void test_tiny_llama3_config(void **state)
 	assert_int_equal(c.intermediate_size, 768);
 	assert_int_equal(c.max_position_embeddings, 2048);
 	assert_false(c.tie_word_embeddings);
-	assert_int_equal(c.dtype, RBLN_DTYPE_BF16);
+	assert_int_equal(c.dtype, RBLN_TENSOR_BF16);
 	assert_true(c.rope.theta == 500000.0);
 	assert_int_equal(c.rope.type, RBLN_ROPE_LLAMA3);
 	assert_true(c.rope.factor == 8.0);
@@ -58,7 +58,7 @@ static void test_tiny_llama2_config(void **state)
 	assert_int_equal(c.intermediate_size, 512);
 	assert_int_equal(c.max_position_embeddings, 1024);
 	assert_true(c.tie_word_embeddings);
-	assert_int_equal(c.dtype, RBLN_DTYPE_F16);
+	assert_int_equal(c.dtype, RBLN_TENSOR_F16);
 	assert_true(c.rope.theta == 10000.0);
 	assert_int_equal(c.rope.type, RBLN_ROPE_DEFAULT);
 	assert_int_equal(c.bos_token_id, 1);
@@ -107,7 +107,7 @@ static void test_defaults_and_mha(void **state)
 	assert_int_equal(c.rope.type, RBLN_ROPE_DEFAULT);
 	assert_true(c.rope.theta == 10000.0);
 	assert_false(c.tie_word_embeddings);
-	assert_int_equal(c.dtype, RBLN_DTYPE_UNKNOWN);
+	assert_int_equal(c.dtype, RBLN_TENSOR_UNKNOWN);
 	assert_int_equal(c.bos_token_id, -1);
 	assert_int_equal(c.n_eos_token_ids, 0);
 }
@@ -123,7 +123,7 @@ static void test_mqa_head_dim_and_dtype(void **state)
 			       &c, &err), 0);
 	assert_int_equal(c.num_key_value_heads, 1);
 	assert_int_equal(c.head_dim, 32);
-	assert_int_equal(c.dtype, RBLN_DTYPE_F32);
+	assert_int_equal(c.dtype, RBLN_TENSOR_F32);
 	assert_int_equal(c.n_eos_token_ids, 1);
 	assert_int_equal(c.eos_token_ids[0], 7);
 	assert_int_equal(c.bos_token_id, -1);

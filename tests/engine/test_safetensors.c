@@ -21,9 +21,9 @@ static float element(const struct rbln_tensor *t, size_t i)
 	uint32_t bits;
 	float f;
 
-	if (t->dtype == RBLN_DTYPE_F32) {
+	if (t->dtype == RBLN_TENSOR_F32) {
 		bits = p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
-	} else if (t->dtype == RBLN_DTYPE_BF16) {
+	} else if (t->dtype == RBLN_TENSOR_BF16) {
 		bits = (uint32_t)(p[0] | p[1] << 8) << 16;
 	} else {
 		uint16_t h = (uint16_t)(p[0] | p[1] << 8);
@@ -88,14 +88,14 @@ static void test_sharded_tiny_llama3(void **state)
 {
 	(void)state;
 	/* 6 layers x 9, embedding, final norm, untied lm_head. */
-	check_checkpoint("tiny-llama3", 6 * 9 + 3, 3, RBLN_DTYPE_BF16);
+	check_checkpoint("tiny-llama3", 6 * 9 + 3, 3, RBLN_TENSOR_BF16);
 }
 
 static void test_single_tiny_llama2(void **state)
 {
 	(void)state;
 	/* 4 layers x 9, embedding, final norm; lm_head tied. */
-	check_checkpoint("tiny-llama2", 4 * 9 + 2, 1, RBLN_DTYPE_F16);
+	check_checkpoint("tiny-llama2", 4 * 9 + 2, 1, RBLN_TENSOR_F16);
 }
 
 /* ---- malformed files ---- */

@@ -107,7 +107,7 @@ static void check_tp_agree(const struct shape *sh)
 static void test_mqa(void **state)
 {
 	static const struct shape sh = { "MQA bf16", 4, 1, 64, 256, 512, 512, "bfloat16",
-					 { 2, 4 }, RBLN_DTYPE_F32 };
+					 { 2, 4 }, RBLN_TENSOR_F32 };
 
 	(void)state;
 	check_tp_agree(&sh);
@@ -116,7 +116,7 @@ static void test_mqa(void **state)
 static void test_gqa_f32_weights_f16_cache(void **state)
 {
 	static const struct shape sh = { "GQA f32", 8, 4, 32, 256, 384, 256, "float32",
-					 { 4, 8 }, RBLN_DTYPE_F16 };
+					 { 4, 8 }, RBLN_TENSOR_F16 };
 
 	(void)state;
 	check_tp_agree(&sh);
@@ -125,7 +125,7 @@ static void test_gqa_f32_weights_f16_cache(void **state)
 static void test_mha_f16(void **state)
 {
 	static const struct shape sh = { "MHA f16", 4, 4, 48, 192, 256, 320, "float16",
-					 { 2 }, RBLN_DTYPE_BF16 };
+					 { 2 }, RBLN_TENSOR_BF16 };
 
 	(void)state;
 	check_tp_agree(&sh);
@@ -137,7 +137,7 @@ static void test_linear_rope(void **state)
 	struct rbln_rope_config rope = { .type = RBLN_ROPE_LINEAR, .theta = 10000.0,
 					 .factor = 4.0 };
 	enum { HD = 64, T = 8 };
-	struct emit_rope_params p;
+	struct isa_rope_params p;
 	struct npu_context *ctx;
 	npu_device *dev;
 	npu_queue *q;

@@ -110,18 +110,6 @@ static void test_bad_config_names_line(void **state)
 	free(cfg);
 }
 
-#ifndef RBLN_HAVE_ENGINE_RUNTIME
-/* Without the runtime the server does not pretend: it says why it cannot serve. */
-static void test_runtime_not_built(void **state)
-{
-	char args[2048];
-
-	(void)state;
-	snprintf(args, sizeof(args), "--model '%s'", model_path("tiny-llama3"));
-	expect(args, 1, "rbln-serve: engine runtime not built");
-}
-#endif
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,9 +117,6 @@ int main(void)
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_repository_errors),
 		cmocka_unit_test(test_bad_config_names_line),
-#ifndef RBLN_HAVE_ENGINE_RUNTIME
-		cmocka_unit_test(test_runtime_not_built),
-#endif
 	};
 
 	return cmocka_run_group_tests_name("serve-cli", tests, NULL, NULL);

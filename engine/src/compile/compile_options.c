@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "program/isa_emit.h"
+#include "rbln_isa.h"
 
 #define DEFAULT_PREFILL_CHUNK 128u
 #define PREFILL_CHUNK_MULTIPLE 64u
@@ -53,10 +53,10 @@ static int check_tp(const struct rbln_llama_config *m, uint32_t tp, struct rbln_
 
 static int check_model(const struct rbln_llama_config *m, struct rbln_error *err)
 {
-	if (m->head_dim % 8 || m->head_dim > EMIT_MAX_HEAD_DIM)
+	if (m->head_dim % 8 || m->head_dim > RBLN_ISA_MAX_HEAD_DIM)
 		return rbln_error_set(err, -ENOTSUP, "config.json: head_dim %lld is not supported "
-				      "by the device's attention (a multiple of 8 up to %u)",
-				      (long long)m->head_dim, EMIT_MAX_HEAD_DIM);
+				      "by the device's attention (a multiple of 8 up to %d)",
+				      (long long)m->head_dim, RBLN_ISA_MAX_HEAD_DIM);
 	if (m->attention_bias || m->mlp_bias)
 		return rbln_error_set(err, -ENOTSUP, "config.json: %s is not supported (Llama "
 				      "checkpoints have no biases)",
@@ -231,11 +231,11 @@ int rbln_compile_resolve(const struct rbln_llama_config *model,
 		rc = resolve_chunk(opt, cc, err);
 	if (rc)
 		return rc;
-	cc->dtype = opt->dtype != RBLN_DTYPE_UNKNOWN ? opt->dtype : model->dtype;
-	if (cc->dtype == RBLN_DTYPE_UNKNOWN)
-		cc->dtype = RBLN_DTYPE_F32;	/* transformers' default */
-	cc->kv_cache_dtype = opt->kv_cache_dtype != RBLN_DTYPE_UNKNOWN ? opt->kv_cache_dtype :
-			     RBLN_DTYPE_F32;
+	cc->dtype = opt->dtype != RBLN_TENSOR_UNKNOWN ? opt->dtype : model->dtype;
+	if (cc->dtype == RBLN_TENSOR_UNKNOWN)
+		cc->dtype = RBLN_TENSOR_F32;	/* transformers' default */
+	cc->kv_cache_dtype = opt->kv_cache_dtype != RBLN_TENSOR_UNKNOWN ? opt->kv_cache_dtype :
+			     RBLN_TENSOR_F32;
 	cc->dummy_weights = opt->dummy_weights;
 	return 0;
 }

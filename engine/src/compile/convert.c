@@ -95,12 +95,12 @@ static float load_f32(const void *src, enum rbln_dtype dt, size_t i)
 	uint16_t h;
 	float f;
 
-	if (dt == RBLN_DTYPE_F32) {
+	if (dt == RBLN_TENSOR_F32) {
 		memcpy(&f, p + 4 * i, 4);
 		return f;
 	}
 	memcpy(&h, p + 2 * i, 2);
-	return dt == RBLN_DTYPE_BF16 ? convert_bf16_to_f32(h) : convert_f16_to_f32(h);
+	return dt == RBLN_TENSOR_BF16 ? convert_bf16_to_f32(h) : convert_f16_to_f32(h);
 }
 
 void convert_from_f32(void *dst, enum rbln_dtype dst_dt, const float *src, size_t n)
@@ -109,12 +109,12 @@ void convert_from_f32(void *dst, enum rbln_dtype dst_dt, const float *src, size_
 	size_t i;
 	uint16_t h;
 
-	if (dst_dt == RBLN_DTYPE_F32) {
+	if (dst_dt == RBLN_TENSOR_F32) {
 		memcpy(dst, src, 4 * n);
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		h = dst_dt == RBLN_DTYPE_BF16 ? convert_f32_to_bf16(src[i]) :
+		h = dst_dt == RBLN_TENSOR_BF16 ? convert_f32_to_bf16(src[i]) :
 						convert_f32_to_f16(src[i]);
 		memcpy(d + 2 * i, &h, 2);
 	}

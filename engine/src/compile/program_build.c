@@ -11,7 +11,8 @@
  * its comm buffer and sums everyone's (all-reduce, below).  The embedding
  * is vocabulary-parallel the same way (rows outside a rank's range are
  * zeros).  Only the rows whose logits are wanted (one per sequence) go
- * through the final norm and lm_head.
+ * through the final norm and lm_head.  The commands are encoded by the ISA
+ * encoder (libnpu/isa/isa_encode.h) that libnpu's stream builder uses too.
  */
 #include "compile/program_build.h"
 
@@ -20,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "program/isa_emit.h"
+#include "program/isa_validate.h"
 
 /* Everything the emitting functions share. */
 struct build {
-	struct emit_stream es;
+	struct isa_stream es;
 	const struct rbln_compiled_config *cc;
 	const struct layout_shape *s;
 	uint32_t T, B;
@@ -34,13 +35,15 @@ struct build {
 	struct layout_scratch sc;
 	struct layout_comm comm;
 	uint32_t collectives;	/* all-reduces emitted so far */
-	enum emit_dtype wdt, kvdt;
-	struct emit_rope_params rope;
+	enum rbln_isa_dtype wdt, kvdt;
+	struct isa_rope_params rope;
 };
 
-static enum emit_dtype emit_dtype_of(enum rbln_dtype dt)
+/* The device's element type of a checkpoint's (their values differ). */
+static enum rbln_isa_dtype isa_dtype_of(enum rbln_dtype dt)
 {
-	return dt == RBLN_DTYPE_BF16 ? EMIT_BF16 : dt == RBLN_DTYPE_F16 ? EMIT_F16 : EMIT_F32;
+	return dt == RBLN_TENSOR_BF16 ? RBLN_DTYPE_BF16 :
+	       dt == RBLN_TENSOR_F16 ? RBLN_DTYPE_F16 : RBLN_DTYPE_F32;
 }
 
 /*
@@ -51,7 +54,7 @@ static enum emit_dtype emit_dtype_of(enum rbln_dtype dt)
  * RoPE is 2 pi.  The device divides in double and rounds once, which
  * equals the float32 division transformers does.
  */
-void program_rope_params(const struct rbln_rope_config *r, struct emit_rope_params *p)
+void program_rope_params(const struct rbln_rope_config *r, struct isa_rope_params *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->theta = (float)r->theta;
@@ -70,11 +73,17 @@ void program_rope_params(const struct rbln_rope_config *r, struct emit_rope_para
 	}
 }
 
-static struct emit_op op(uint32_t slot, uint64_t offset, uint64_t size)
+static struct rbln_isa_operand op(uint32_t slot, uint64_t offset, uint64_t size)
 {
-	struct emit_op o = { .slot = slot, .offset = offset, .size = size };
+	return isa_operand(slot, offset, size);
+}
 
-	return o;
+/* MATMUL with the weights in the packed 16-column layout, as the compiler stores them. */
+static void packed_matmul(struct build *b, struct rbln_isa_operand dst, struct rbln_isa_operand a,
+			  struct rbln_isa_operand w, enum rbln_isa_dtype dt, uint32_t k, uint32_t n,
+			  bool accumulate)
+{
+	isa_encode_matmul(&b->es, dst, a, w, dt, RBLN_LAYOUT_PACKED16, k, n, accumulate);
 }
 
 static uint64_t wbytes(const struct build *b, uint64_t elems)
@@ -83,7 +92,7 @@ static uint64_t wbytes(const struct build *b, uint64_t elems)
 }
 
 /* Float rows [T, width] at a scratch offset. */
-static struct emit_op rows(const struct build *b, uint64_t off, uint64_t width)
+static struct rbln_isa_operand rows(const struct build *b, uint64_t off, uint64_t width)
 {
 	return op(SLOT_SCRATCH, off, 4ull * b->T * width);
 }
@@ -93,70 +102,69 @@ static struct emit_op rows(const struct build *b, uint64_t off, uint64_t width)
  * a scratch region (a part of a fused row, as ROPE, KV_WRITE and SWIGLU
  * read them).
  */
-static struct emit_op strided(const struct build *b, uint64_t off, uint32_t col,
+static struct rbln_isa_operand strided(const struct build *b, uint64_t off, uint32_t col,
 			      uint32_t width, uint32_t stride)
 {
 	return op(SLOT_SCRATCH, off + 4ull * col, 4ull * ((b->T - 1ull) * stride + width));
 }
 
-static struct emit_op io_ints(const struct build *b, uint64_t off, uint64_t count)
+static struct rbln_isa_operand io_ints(const struct build *b, uint64_t off, uint64_t count)
 {
 	(void)b;
 	return op(SLOT_IO, off, 4 * count);
 }
 
-static struct emit_op comm_area(const struct build *b, uint32_t rank, uint32_t area)
+static struct rbln_isa_operand comm_area(const struct build *b, uint32_t rank, uint32_t area)
 {
 	return op(SLOT_COMM + rank, b->comm.area[area], 4ull * b->T * b->s->hidden);
 }
 
 /* The area this rank publishes the next all-reduce's input in. */
-static struct emit_op publish_area(const struct build *b)
+static struct rbln_isa_operand publish_area(const struct build *b)
 {
-	return comm_area(b, b->s->rank, b->collectives % 2);
+	return comm_area(b, b->s->rank, isa_allreduce_area(b->collectives));
 }
 
 /*
- * All-reduce of the partials every rank just wrote to publish_area(): each
- * rank adds 1 to one arrival counter (rank 0's semaphore) and waits until
- * all tp ranks have arrived for this collective, then sums all the areas
- * in rank order, so every rank computes the same bits.  One counter means
- * one SEM_WAIT per collective, not one per peer: on an oversubscribed host
- * every extra wait is a thread polling for a core.  Two areas used
- * alternately make it safe to publish the next partial before peers
- * finished reading this one: a rank that arrived at collective i has
- * finished reading i - 1.  The counter counts within a step; the runtime
- * zeroes it between steps, when no device runs.
+ * All-reduce of the partials every rank just wrote to publish_area(), by
+ * the one all-reduce construction (isa_encode_allreduce()): one arrival
+ * counter (rank 0's semaphore) and two areas per rank used alternately.
+ * The counter counts within a step; the runtime zeroes it between steps,
+ * when no device runs.
  */
-static void all_reduce(struct build *b, struct emit_op dst, bool add_to_dst)
+static void all_reduce(struct build *b, struct rbln_isa_operand dst, bool add_to_dst)
 {
-	uint32_t p, area = b->collectives % 2, tp = b->s->tp;
-	struct emit_op sum = add_to_dst ? rows(b, b->sc.sum, b->s->hidden) : dst;
-	struct emit_op arrivals = op(SLOT_COMM + 0, b->comm.sem, 8);
+	struct rbln_isa_operand areas[RBLN_MAX_TENSOR_PARALLEL];
+	uint32_t p, area = isa_allreduce_area(b->collectives), tp = b->s->tp;
+	struct isa_allreduce ar = {
+		.ranks = tp,
+		.phases_before = b->collectives,
+		.arrivals = op(SLOT_COMM + 0, b->comm.sem, 8),
+		.areas = areas,
+		.dst = dst,
+		.add_to_dst = add_to_dst,
+		.sum = rows(b, b->sc.sum, b->s->hidden),
+		.timeout_ns = RBLN_ISA_SEM_WAIT_MAX_NS,
+	};
 
-	emit_sem_add(&b->es, arrivals, 1);
-	emit_sem_wait_geq(&b->es, arrivals, (uint64_t)tp * (b->collectives + 1ull),
-			  EMIT_SEM_WAIT_MAX_NS);
-	emit_add(&b->es, sum, comm_area(b, 0, area), comm_area(b, 1, area));
-	for (p = 2; p < tp; p++)
-		emit_add(&b->es, sum, sum, comm_area(b, p, area));
-	if (add_to_dst)
-		emit_add(&b->es, dst, dst, sum);
+	for (p = 0; p < tp; p++)
+		areas[p] = comm_area(b, p, area);
+	isa_encode_allreduce(&b->es, &ar);
 	b->collectives++;
 }
 
 static void embed(struct build *b)
 {
 	const struct layout_shape *s = b->s;
-	struct emit_op table = op(SLOT_WEIGHTS, b->w.embed, wbytes(b, (uint64_t)s->vocab * s->hidden));
-	struct emit_op ids = io_ints(b, b->io.ids, b->T);
-	struct emit_op h = rows(b, b->sc.h, s->hidden);
+	struct rbln_isa_operand table = op(SLOT_WEIGHTS, b->w.embed, wbytes(b, (uint64_t)s->vocab * s->hidden));
+	struct rbln_isa_operand ids = io_ints(b, b->io.ids, b->T);
+	struct rbln_isa_operand h = rows(b, b->sc.h, s->hidden);
 
 	if (s->tp == 1) {
-		emit_embed(&b->es, h, table, ids, b->wdt, s->hidden, 0, false);
+		isa_encode_embed(&b->es, h, table, ids, b->wdt, s->hidden, 0, false);
 		return;
 	}
-	emit_embed(&b->es, publish_area(b), table, ids, b->wdt, s->hidden, s->vocab_first,
+	isa_encode_embed(&b->es, publish_area(b), table, ids, b->wdt, s->hidden, s->vocab_first,
 		   true);
 	all_reduce(b, h, false);
 }
@@ -167,17 +175,17 @@ static void attention_block(struct build *b, uint32_t l)
 	const struct layout_layer_weights *lw = &b->w.layer[l];
 	uint32_t hd = s->head_dim, qw = s->q_heads * hd, kvw = s->kv_heads * hd;
 	uint32_t stride = s->qkv_cols;
-	struct emit_kv_shape kvs = {
+	struct isa_kv_shape kvs = {
 		.dtype = b->kvdt, .block_size = b->cc->kvcache_block_size,
 		.kv_heads = s->kv_heads, .head_dim = hd,
 	};
 	uint64_t kbase = l * b->kv.layer_stride;
-	struct emit_op kc = op(SLOT_KV, kbase, b->kv.cache_size);
-	struct emit_op vc = op(SLOT_KV, kbase + b->kv.cache_size, b->kv.cache_size);
-	struct emit_op h = rows(b, b->sc.h, s->hidden), xn = rows(b, b->sc.xn, s->hidden);
-	struct emit_op attn = rows(b, b->sc.attn, qw);
-	struct emit_op wo = op(SLOT_WEIGHTS, lw->o, layout_packed_size(s->hidden, qw, s->wdtype));
-	struct emit_attention at = {
+	struct rbln_isa_operand kc = op(SLOT_KV, kbase, b->kv.cache_size);
+	struct rbln_isa_operand vc = op(SLOT_KV, kbase + b->kv.cache_size, b->kv.cache_size);
+	struct rbln_isa_operand h = rows(b, b->sc.h, s->hidden), xn = rows(b, b->sc.xn, s->hidden);
+	struct rbln_isa_operand attn = rows(b, b->sc.attn, qw);
+	struct rbln_isa_operand wo = op(SLOT_WEIGHTS, lw->o, layout_packed_size(s->hidden, qw, s->wdtype));
+	struct isa_attention at = {
 		.out = attn,
 		.q = strided(b, b->sc.qkv, 0, qw, stride),
 		.k_cache = kc, .v_cache = vc,
@@ -190,23 +198,23 @@ static void attention_block(struct build *b, uint32_t l)
 		.scale = (float)(1.0 / sqrt((double)hd)),
 	};
 
-	emit_rmsnorm(&b->es, xn, h, op(SLOT_WEIGHTS, lw->input_norm, wbytes(b, s->hidden)),
+	isa_encode_rmsnorm(&b->es, xn, h, op(SLOT_WEIGHTS, lw->input_norm, wbytes(b, s->hidden)),
 		     b->wdt, s->hidden, (float)b->cc->model.rms_norm_eps);
-	emit_matmul(&b->es, rows(b, b->sc.qkv, stride), xn,
+	packed_matmul(b, rows(b, b->sc.qkv, stride), xn,
 		    op(SLOT_WEIGHTS, lw->qkv, layout_packed_size(stride, s->hidden, s->wdtype)),
 		    b->wdt, s->hidden, stride, false);
 	/* q and k heads are adjacent in a qkv row: one ROPE turns both. */
-	emit_rope(&b->es, strided(b, b->sc.qkv, 0, qw + kvw, stride),
+	isa_encode_rope(&b->es, strided(b, b->sc.qkv, 0, qw + kvw, stride),
 		  io_ints(b, b->io.pos, b->T), s->q_heads + s->kv_heads, hd, stride,
 		  &b->rope);
-	emit_kv_write(&b->es, kc, vc, strided(b, b->sc.qkv, qw, kvw, stride),
+	isa_encode_kv_write(&b->es, kc, vc, strided(b, b->sc.qkv, qw, kvw, stride),
 		      strided(b, b->sc.qkv, qw + kvw, kvw, stride),
 		      io_ints(b, b->io.slots, b->T), &kvs, stride, stride);
-	emit_attention(&b->es, &at);
+	isa_encode_attention(&b->es, &at);
 	if (s->tp == 1) {
-		emit_matmul(&b->es, h, attn, wo, b->wdt, qw, s->hidden, true);
+		packed_matmul(b, h, attn, wo, b->wdt, qw, s->hidden, true);
 	} else {
-		emit_matmul(&b->es, publish_area(b), attn, wo, b->wdt, qw, s->hidden, false);
+		packed_matmul(b, publish_area(b), attn, wo, b->wdt, qw, s->hidden, false);
 		all_reduce(b, h, true);
 	}
 }
@@ -216,21 +224,21 @@ static void mlp_block(struct build *b, uint32_t l)
 	const struct layout_shape *s = b->s;
 	const struct layout_layer_weights *lw = &b->w.layer[l];
 	uint32_t I = s->inter;
-	struct emit_op h = rows(b, b->sc.h, s->hidden), xn = rows(b, b->sc.xn, s->hidden);
-	struct emit_op act = rows(b, b->sc.act, I);
-	struct emit_op wd = op(SLOT_WEIGHTS, lw->down, layout_packed_size(s->hidden, I, s->wdtype));
+	struct rbln_isa_operand h = rows(b, b->sc.h, s->hidden), xn = rows(b, b->sc.xn, s->hidden);
+	struct rbln_isa_operand act = rows(b, b->sc.act, I);
+	struct rbln_isa_operand wd = op(SLOT_WEIGHTS, lw->down, layout_packed_size(s->hidden, I, s->wdtype));
 
-	emit_rmsnorm(&b->es, xn, h, op(SLOT_WEIGHTS, lw->post_norm, wbytes(b, s->hidden)),
+	isa_encode_rmsnorm(&b->es, xn, h, op(SLOT_WEIGHTS, lw->post_norm, wbytes(b, s->hidden)),
 		     b->wdt, s->hidden, (float)b->cc->model.rms_norm_eps);
-	emit_matmul(&b->es, rows(b, b->sc.gate_up, 2 * I), xn,
+	packed_matmul(b, rows(b, b->sc.gate_up, 2 * I), xn,
 		    op(SLOT_WEIGHTS, lw->gate_up, layout_packed_size(2 * I, s->hidden, s->wdtype)),
 		    b->wdt, s->hidden, 2 * I, false);
-	emit_swiglu(&b->es, act, strided(b, b->sc.gate_up, 0, I, 2 * I),
+	isa_encode_swiglu(&b->es, act, strided(b, b->sc.gate_up, 0, I, 2 * I),
 		    strided(b, b->sc.gate_up, I, I, 2 * I), I, 2 * I, 2 * I);
 	if (s->tp == 1) {
-		emit_matmul(&b->es, h, act, wd, b->wdt, I, s->hidden, true);
+		packed_matmul(b, h, act, wd, b->wdt, I, s->hidden, true);
 	} else {
-		emit_matmul(&b->es, publish_area(b), act, wd, b->wdt, I, s->hidden, false);
+		packed_matmul(b, publish_area(b), act, wd, b->wdt, I, s->hidden, false);
 		all_reduce(b, h, true);
 	}
 }
@@ -239,19 +247,19 @@ static void mlp_block(struct build *b, uint32_t l)
 static void head(struct build *b)
 {
 	const struct layout_shape *s = b->s;
-	struct emit_op sel = op(SLOT_SCRATCH, b->sc.sel, 4ull * b->B * s->hidden);
-	struct emit_op logits = op(SLOT_IO, b->io.logits, 4ull * b->B * s->vocab);
+	struct rbln_isa_operand sel = op(SLOT_SCRATCH, b->sc.sel, 4ull * b->B * s->hidden);
+	struct rbln_isa_operand logits = op(SLOT_IO, b->io.logits, 4ull * b->B * s->vocab);
 
 	/* EMBED over a float32 table is a row gather: the token rows of h. */
-	emit_embed(&b->es, sel, rows(b, b->sc.h, s->hidden), io_ints(b, b->io.logit_rows, b->B),
-		   EMIT_F32, s->hidden, 0, false);
-	emit_rmsnorm(&b->es, sel, sel, op(SLOT_WEIGHTS, b->w.final_norm, wbytes(b, s->hidden)),
+	isa_encode_embed(&b->es, sel, rows(b, b->sc.h, s->hidden), io_ints(b, b->io.logit_rows, b->B),
+		   RBLN_DTYPE_F32, s->hidden, 0, false);
+	isa_encode_rmsnorm(&b->es, sel, sel, op(SLOT_WEIGHTS, b->w.final_norm, wbytes(b, s->hidden)),
 		     b->wdt, s->hidden, (float)b->cc->model.rms_norm_eps);
-	emit_matmul(&b->es, logits, sel,
+	packed_matmul(b, logits, sel,
 		    op(SLOT_WEIGHTS, b->w.lm_head,
 		       layout_packed_size(s->vocab, s->hidden, s->wdtype)),
 		    b->wdt, s->hidden, s->vocab, false);
-	emit_argmax(&b->es, op(SLOT_IO, b->io.argmax_value, 4ull * b->B),
+	isa_encode_argmax(&b->es, op(SLOT_IO, b->io.argmax_value, 4ull * b->B),
 		    io_ints(b, b->io.argmax_index, b->B), logits, s->vocab, s->vocab_first);
 }
 
@@ -274,10 +282,11 @@ int program_build(const struct rbln_compiled_config *cc, const struct layout_sha
 	layout_scratch(cc, s, tokens, seqs, &b.sc);
 	/* Peers read our areas at the offsets they compute: always the largest shape's. */
 	layout_comm(s, max_t, &b.comm);
-	b.wdt = emit_dtype_of(s->wdtype);
-	b.kvdt = emit_dtype_of(s->kvdtype);
+	b.wdt = isa_dtype_of(s->wdtype);
+	b.kvdt = isa_dtype_of(s->kvdtype);
 	program_rope_params(&cc->model.rope, &b.rope);
-	emit_init(&b.es);
+	/* Out of memory here is the stream's sticky error, reported below. */
+	isa_stream_init(&b.es, UINT64_MAX);
 
 	embed(&b);
 	for (l = 0; l < s->layers; l++) {
@@ -286,14 +295,16 @@ int program_build(const struct rbln_compiled_config *cc, const struct layout_sha
 	}
 	head(&b);
 
-	rc = emit_finish(&b.es, &data, &len);
+	rc = b.es.error;
+	data = b.es.data;
+	len = b.es.size;
 	if (rc) {
 		rbln_error_set(err, rc, "rank %u: building the program failed: %s", s->rank,
 			       strerror(-rc));
 		goto out;
 	}
-	rc = emit_validate(data, len, bufs->size, bufs->access, bufs->n_slots,
-			   "compiled program", err);
+	rc = program_validate_stream(data, len, bufs->size, bufs->access, bufs->n_slots,
+				     "compiled program", err);
 	if (rc)
 		goto out;
 	memcpy(img->hdr.magic, PROGRAM_FILE_MAGIC, sizeof(img->hdr.magic));
@@ -319,7 +330,7 @@ int program_build(const struct rbln_compiled_config *cc, const struct layout_sha
 	}
 	memcpy(img->stream, data, len);
 out:
-	emit_free(&b.es);
+	isa_stream_free(&b.es);
 	layout_weights_free(&b.w);
 	return rc;
 }

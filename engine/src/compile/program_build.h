@@ -9,7 +9,7 @@
 #define RBLN_PROGRAM_BUILD_H
 
 #include "program/files.h"
-#include "program/isa_emit.h"
+#include "isa_encode.h"
 #include "program/layout.h"
 #include "rbln_compile.h"
 
@@ -23,6 +23,6 @@ int program_build(const struct rbln_compiled_config *cc, const struct layout_sha
 		  struct program_image *img, struct rbln_error *err);
 
 /* The device ROPE's parameters for a config.json RoPE (linear as llama3, see there). */
-void program_rope_params(const struct rbln_rope_config *r, struct emit_rope_params *p);
+void program_rope_params(const struct rbln_rope_config *r, struct isa_rope_params *p);
 
 #endif

@@ -74,7 +74,7 @@ int weight_source_get(const struct weight_source *src, const char *name,
 	if (strcmp(name, "lm_head.weight") == 0 && src->cfg->tie_word_embeddings)
 		name = "model.embed_tokens.weight";
 	if (!src->ckpt) {
-		t->dtype = src->cfg->dtype != RBLN_DTYPE_UNKNOWN ? src->cfg->dtype : RBLN_DTYPE_F32;
+		t->dtype = src->cfg->dtype != RBLN_TENSOR_UNKNOWN ? src->cfg->dtype : RBLN_TENSOR_F32;
 		t->name_hash = fnv1a(name) ^ splitmix64(src->seed);
 		dummy_shape(src->cfg, name, &t->rows, &t->cols, &t->norm);
 		return 0;

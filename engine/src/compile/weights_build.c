@@ -18,7 +18,7 @@
 
 #include "libnpu.h"
 #include "program/files.h"
-#include "program/isa_emit.h"
+#include "rbln_isa.h"
 
 #define NAME_MAX_LEN 96
 
@@ -51,10 +51,10 @@ static void view_row(const void *ctx, int64_t r, enum rbln_dtype dt, void *out)
 int pack16(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, enum rbln_dtype dt,
 	   unsigned char *dst)
 {
-	size_t es = rbln_dtype_size(dt), panel = (size_t)(EMIT_PACK_COLS * k) * es;
+	size_t es = rbln_dtype_size(dt), panel = (size_t)(RBLN_ISA_PACK_COLS * k) * es;
 	unsigned char *rows = malloc(panel);
-	enum npu_dtype ndt = dt == RBLN_DTYPE_BF16 ? NPU_DTYPE_BF16 :
-			     dt == RBLN_DTYPE_F16 ? NPU_DTYPE_F16 : NPU_DTYPE_F32;
+	enum npu_dtype ndt = dt == RBLN_TENSOR_BF16 ? NPU_DTYPE_BF16 :
+			     dt == RBLN_TENSOR_F16 ? NPU_DTYPE_F16 : NPU_DTYPE_F32;
 	int64_t p0, r, cols;
 	int rc = 0;
 
@@ -65,11 +65,11 @@ int pack16(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, enum rbln_
 	 * packing 16 rows at a time needs memory for 16 rows, not the matrix.
 	 * The device's layout is libnpu's to define: it packs, we gather.
 	 */
-	for (p0 = 0; p0 < n && !rc; p0 += EMIT_PACK_COLS) {
-		cols = n - p0 < EMIT_PACK_COLS ? n - p0 : EMIT_PACK_COLS;
+	for (p0 = 0; p0 < n && !rc; p0 += RBLN_ISA_PACK_COLS) {
+		cols = n - p0 < RBLN_ISA_PACK_COLS ? n - p0 : RBLN_ISA_PACK_COLS;
 		for (r = 0; r < cols; r++)
 			row_fn(ctx, p0 + r, dt, rows + (size_t)(r * k) * es);
-		rc = npu_pack_weights(dst + (size_t)(p0 / EMIT_PACK_COLS) * panel, rows, ndt,
+		rc = npu_pack_weights(dst + (size_t)(p0 / RBLN_ISA_PACK_COLS) * panel, rows, ndt,
 				      (uint32_t)cols, (uint32_t)k);
 	}
 	free(rows);

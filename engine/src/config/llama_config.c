@@ -20,11 +20,11 @@ static int parse_dtype_field(const struct rbln_json_scope *s, json_object *root,
 			     enum rbln_dtype *out)
 {
 	static const struct { const char *name; enum rbln_dtype dt; } names[] = {
-		{ "bfloat16", RBLN_DTYPE_BF16 },
-		{ "float16", RBLN_DTYPE_F16 },
-		{ "half", RBLN_DTYPE_F16 },
-		{ "float32", RBLN_DTYPE_F32 },
-		{ "float", RBLN_DTYPE_F32 },
+		{ "bfloat16", RBLN_TENSOR_BF16 },
+		{ "float16", RBLN_TENSOR_F16 },
+		{ "half", RBLN_TENSOR_F16 },
+		{ "float32", RBLN_TENSOR_F32 },
+		{ "float", RBLN_TENSOR_F32 },
 	};
 	const char *str;
 	size_t i;
@@ -47,7 +47,7 @@ static int parse_dtype_field(const struct rbln_json_scope *s, json_object *root,
 /* torch_dtype (transformers 4.x) or dtype (5.x); both present must agree. */
 static int parse_dtype(const struct rbln_json_scope *s, json_object *root, enum rbln_dtype *out)
 {
-	enum rbln_dtype a = RBLN_DTYPE_UNKNOWN, b = RBLN_DTYPE_UNKNOWN;
+	enum rbln_dtype a = RBLN_TENSOR_UNKNOWN, b = RBLN_TENSOR_UNKNOWN;
 	int rc;
 
 	rc = parse_dtype_field(s, root, "torch_dtype", &a);
@@ -56,10 +56,10 @@ static int parse_dtype(const struct rbln_json_scope *s, json_object *root, enum 
 	rc = parse_dtype_field(s, root, "dtype", &b);
 	if (rc < 0)
 		return rc;
-	if (a != RBLN_DTYPE_UNKNOWN && b != RBLN_DTYPE_UNKNOWN && a != b)
+	if (a != RBLN_TENSOR_UNKNOWN && b != RBLN_TENSOR_UNKNOWN && a != b)
 		return rbln_json_field_error(s, "dtype", -EINVAL, "(%s) contradicts torch_dtype (%s)",
 					     rbln_dtype_name(b), rbln_dtype_name(a));
-	*out = a != RBLN_DTYPE_UNKNOWN ? a : b;
+	*out = a != RBLN_TENSOR_UNKNOWN ? a : b;
 	return 0;
 }
 

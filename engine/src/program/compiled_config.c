@@ -20,9 +20,9 @@
 static const char *dtype_json(enum rbln_dtype dt)
 {
 	switch (dt) {
-	case RBLN_DTYPE_BF16:
+	case RBLN_TENSOR_BF16:
 		return "bfloat16";
-	case RBLN_DTYPE_F16:
+	case RBLN_TENSOR_F16:
 		return "float16";
 	default:
 		return "float32";
@@ -32,11 +32,11 @@ static const char *dtype_json(enum rbln_dtype dt)
 int compiled_dtype_parse(const char *s, enum rbln_dtype *dt)
 {
 	if (!strcmp(s, "bfloat16") || !strcmp(s, "bf16"))
-		*dt = RBLN_DTYPE_BF16;
+		*dt = RBLN_TENSOR_BF16;
 	else if (!strcmp(s, "float16") || !strcmp(s, "fp16") || !strcmp(s, "f16"))
-		*dt = RBLN_DTYPE_F16;
+		*dt = RBLN_TENSOR_F16;
 	else if (!strcmp(s, "float32") || !strcmp(s, "fp32") || !strcmp(s, "f32"))
-		*dt = RBLN_DTYPE_F32;
+		*dt = RBLN_TENSOR_F32;
 	else
 		return -EINVAL;
 	return 0;

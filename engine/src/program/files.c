@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "program/isa_emit.h"
+#include "rbln_accel.h"
 #include "util/file.h"
 
 _Static_assert(sizeof(struct weight_file_header) == 48, "weight header layout");
@@ -137,7 +137,7 @@ int program_file_read(const char *path, struct program_image *img, struct rbln_e
 	for (i = 0; i < img->hdr.n_slots; i++) {
 		const struct program_slot *s = &img->slots[i];
 
-		if (!s->access || s->access & ~(EMIT_ACCESS_READ | EMIT_ACCESS_WRITE) ||
+		if (!s->access || s->access & ~(DRM_RBLN_BO_READ | DRM_RBLN_BO_WRITE) ||
 		    s->reserved) {
 			rc = rbln_error_set(err, -EINVAL, "%s: slot %u has access bits 0x%x "
 					    "(read 1, write 2)", path, i, s->access);

@@ -33,7 +33,7 @@ struct weight_file_header {
 
 struct program_slot {
 	uint64_t size;			/* bytes the program addresses */
-	uint32_t access;		/* EMIT_ACCESS_READ | EMIT_ACCESS_WRITE */
+	uint32_t access;		/* DRM_RBLN_BO_READ | DRM_RBLN_BO_WRITE */
 	uint32_t reserved;
 };
 

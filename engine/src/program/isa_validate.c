@@ -11,14 +11,14 @@
 
 #include "rbln_model.h"
 
-#include "program/isa_emit.h"
+#include "program/isa_validate.h"
 
-_Static_assert(EMIT_ACCESS_READ == RBLN_MODEL_READ && EMIT_ACCESS_WRITE == RBLN_MODEL_WRITE,
+_Static_assert(DRM_RBLN_BO_READ == RBLN_MODEL_READ && DRM_RBLN_BO_WRITE == RBLN_MODEL_WRITE,
 	       "access bits");
 
-int emit_validate(const void *stream, size_t len, const uint64_t *slot_sizes,
-		  const uint32_t *slot_access, uint32_t n_slots, const char *what,
-		  struct rbln_error *err)
+int program_validate_stream(const void *stream, size_t len, const uint64_t *slot_sizes,
+			    const uint32_t *slot_access, uint32_t n_slots, const char *what,
+			    struct rbln_error *err)
 {
 	struct rbln_model_bo *bos = calloc(n_slots ? n_slots : 1, sizeof(*bos));
 	struct rbln_model_diag diag;

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "program/isa_emit.h"
+#include "rbln_accel.h"
+#include "rbln_isa.h"
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -56,9 +57,9 @@ int layout_shape(const struct rbln_compiled_config *cc, uint32_t rank, struct la
 
 uint64_t layout_packed_size(uint32_t n, uint32_t k, enum rbln_dtype dt)
 {
-	uint64_t panels = (n + EMIT_PACK_COLS - 1) / EMIT_PACK_COLS;
+	uint64_t panels = (n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;
 
-	return panels * EMIT_PACK_COLS * k * rbln_dtype_size(dt);
+	return panels * RBLN_ISA_PACK_COLS * k * rbln_dtype_size(dt);
 }
 
 /* Reserves `size` bytes at the next page of *at and returns their offset. */
@@ -223,12 +224,12 @@ int layout_buffers(const struct rbln_compiled_config *cc, const struct layout_sh
 	layout_scratch(cc, s, t, bs, &sc);
 	layout_comm(s, t, &cm);
 	b->size[SLOT_WEIGHTS] = w.size;
-	b->access[SLOT_WEIGHTS] = EMIT_ACCESS_READ;
+	b->access[SLOT_WEIGHTS] = DRM_RBLN_BO_READ;
 	b->size[SLOT_KV] = kv.size;
 	b->size[SLOT_SCRATCH] = sc.size;
 	b->size[SLOT_IO] = io.size;
 	b->access[SLOT_KV] = b->access[SLOT_SCRATCH] = b->access[SLOT_IO] =
-		EMIT_ACCESS_READ | EMIT_ACCESS_WRITE;
+		DRM_RBLN_BO_READ | DRM_RBLN_BO_WRITE;
 	b->n_slots = SLOT_COMM;
 	if (s->tp > 1) {
 		for (p = 0; p < s->tp; p++) {
@@ -238,7 +239,7 @@ int layout_buffers(const struct rbln_compiled_config *cc, const struct layout_sh
 			 * rank 0's also holds the arrival counter every rank adds to.
 			 */
 			b->access[SLOT_COMM + p] = p == s->rank || p == 0 ?
-				EMIT_ACCESS_READ | EMIT_ACCESS_WRITE : EMIT_ACCESS_READ;
+				DRM_RBLN_BO_READ | DRM_RBLN_BO_WRITE : DRM_RBLN_BO_READ;
 		}
 		b->n_slots += s->tp;
 	}

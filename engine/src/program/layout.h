@@ -132,7 +132,7 @@ uint64_t layout_packed_size(uint32_t n, uint32_t k, enum rbln_dtype dt);
 struct layout_buffers {
 	uint32_t n_slots;
 	uint64_t size[LAYOUT_MAX_SLOTS];
-	uint32_t access[LAYOUT_MAX_SLOTS];	/* EMIT_ACCESS_* as programs use them */
+	uint32_t access[LAYOUT_MAX_SLOTS];	/* DRM_RBLN_BO_* as programs use them */
 };
 
 int layout_buffers(const struct rbln_compiled_config *cc, const struct layout_shape *s,

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "program/isa_emit.h"
+#include "rbln_accel.h"
 #include "runtime/engine_internal.h"
 
 static int npu_err(struct rbln_error *err, int rc, const char *what, uint32_t rank)
@@ -149,8 +149,8 @@ static void fill_uses(struct rank *rk)
 
 	for (i = 0; i < rk->bufs.n_slots; i++) {
 		rk->uses[i].buffer = rk->buf[i];
-		rk->uses[i].access = (rk->bufs.access[i] & EMIT_ACCESS_READ ? NPU_ACCESS_READ : 0) |
-				     (rk->bufs.access[i] & EMIT_ACCESS_WRITE ? NPU_ACCESS_WRITE : 0);
+		rk->uses[i].access = (rk->bufs.access[i] & DRM_RBLN_BO_READ ? NPU_ACCESS_READ : 0) |
+				     (rk->bufs.access[i] & DRM_RBLN_BO_WRITE ? NPU_ACCESS_WRITE : 0);
 	}
 }
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "program/files.h"
-#include "program/isa_emit.h"
+#include "program/isa_validate.h"
 #include "runtime/engine_internal.h"
 #include "util/file.h"
 
@@ -150,8 +150,9 @@ static int load_rank_programs(struct rbln_engine *e, uint32_t r, struct rbln_err
 		if (!rc)
 			rc = check_program(e, rk, r, &e->progs[p], &img[p], path, err);
 		if (!rc)
-			rc = emit_validate(img[p].stream, img[p].hdr.stream_size, sizes,
-					   rk->bufs.access, rk->bufs.n_slots, path, err);
+			rc = program_validate_stream(img[p].stream, img[p].hdr.stream_size,
+						     sizes, rk->bufs.access, rk->bufs.n_slots,
+						     path, err);
 		rk->prog_offset[p] = total;
 		rk->prog_size[p] = img[p].hdr.stream_size;
 		total += (img[p].hdr.stream_size + 63) / 64 * 64;

@@ -35,11 +35,11 @@ static int parse_dtype(const struct entry_ctx *c, json_object *v, enum rbln_dtyp
 				      c->file, c->tensor, rbln_json_type_name(v));
 	s = json_object_get_string(v);
 	if (strcmp(s, "BF16") == 0)
-		*out = RBLN_DTYPE_BF16;
+		*out = RBLN_TENSOR_BF16;
 	else if (strcmp(s, "F16") == 0)
-		*out = RBLN_DTYPE_F16;
+		*out = RBLN_TENSOR_F16;
 	else if (strcmp(s, "F32") == 0)
-		*out = RBLN_DTYPE_F32;
+		*out = RBLN_TENSOR_F32;
 	else {
 		for (i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
 			if (strcmp(s, unsupported[i]) == 0)
