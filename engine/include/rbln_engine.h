@@ -81,10 +81,14 @@ enum rbln_seq_end {
 
 /*
  * Adds a sequence (prompt of 1 .. max_seq_len - 1 ids, each below the
- * vocabulary size).  It starts computing at the next step.
+ * vocabulary size).  It starts computing at the next step.  params (NULL:
+ * rbln_sampling_params_init()'s) are validated and copied; the runtime
+ * applies the sampling numbers, max_tokens, min_tokens, ignore_eos and
+ * stop_token_ids.  Bad words, logprobs and stop strings are the caller's
+ * (a logits hook, its text stream), so params with them are refused.
  */
 int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_prompt,
-		    const struct rbln_sample_params *params, unsigned flags,
+		    const struct rbln_sampling_params *params, unsigned flags,
 		    struct rbln_seq **out, struct rbln_error *err);
 /* Ends a sequence now (a stop string matched, a client left); frees its KV blocks. */
 void rbln_seq_abort(struct rbln_seq *s);

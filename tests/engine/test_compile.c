@@ -371,7 +371,7 @@ static void test_dummy_weights(void **state)
 	};
 	struct rbln_compile_options o = { .dummy_weights = true, .dummy_seed = 5,
 					  .max_seq_len = 256 };
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	struct rbln_error err = { 0 };
 	int32_t prompt[] = { 1, 100, 200, 300 };
 	const int32_t *out[2];
@@ -411,7 +411,7 @@ static void test_device_selection(void **state)
 	char *dir = compiled_llama2(&o);
 	struct rbln_engine_options eo = { .devices = "0" };
 	struct rbln_engine_info info;
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	struct rbln_error err = { 0 };
 	struct rbln_engine *e = NULL;
 	int32_t prompt[] = { 1, 450, 996, 1735 };

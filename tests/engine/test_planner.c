@@ -64,7 +64,7 @@ static int teardown(void **state)
 static struct rbln_seq *add(struct fixture *f, size_t n, int64_t max_tokens)
 {
 	struct rbln_error err = { 0 };
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	struct rbln_seq *s = NULL;
 
 	eh_greedy(&sp, max_tokens);

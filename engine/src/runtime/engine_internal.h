@@ -73,7 +73,8 @@ struct rbln_seq {
 	size_t n_computed;		/* tokens whose keys and values are cached */
 	int32_t *blocks;		/* block table: blocks[i] holds tokens i*bs.. */
 	uint32_t n_blocks;
-	struct rbln_sample_params params;
+	struct rbln_sampling_params params;	/* stop_token_ids -> stop_ids */
+	int32_t stop_ids[RBLN_SAMPLING_MAX_STOP_IDS];
 	struct rbln_sampler *sampler;
 	enum rbln_seq_end end;
 	int32_t stop_token;

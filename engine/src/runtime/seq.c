@@ -21,17 +21,34 @@ int seq_push_token(struct rbln_seq *s, int32_t id)
 	return 0;
 }
 
+/* What the runtime does not apply must not look applied. */
+static int check_runtime_params(const struct rbln_sampling_params *p, struct rbln_error *err)
+{
+	if (p->n_bad_words)
+		return rbln_error_set(err, -EINVAL, "bad_words are not applied by the runtime: "
+				      "forbid them in a logits hook (rbln_seq_set_logits_fn)");
+	if (p->logprobs >= 0)
+		return rbln_error_set(err, -EINVAL, "logprobs are not computed by the runtime: "
+				      "read them in a logits hook (rbln_seq_set_logits_fn)");
+	if (p->n_stop)
+		return rbln_error_set(err, -EINVAL, "stop strings are matched on text, by the "
+				      "caller (rbln_stop.h), not by the runtime");
+	return 0;
+}
+
 int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_prompt,
-		    const struct rbln_sample_params *params, unsigned flags,
+		    const struct rbln_sampling_params *params, unsigned flags,
 		    struct rbln_seq **out, struct rbln_error *err)
 {
-	struct rbln_sample_params def;
+	struct rbln_sampling_limits lim = { .vocab_size = e->vocab,
+					    .max_model_len = e->cc.max_seq_len };
+	struct rbln_sampling_params def;
 	struct rbln_seq *s;
 	size_t i;
 	int rc;
 
 	if (!params) {
-		rbln_sample_params_default(&def);
+		rbln_sampling_params_init(&def);
 		params = &def;
 	}
 	if (!n_prompt || n_prompt >= e->cc.max_seq_len)
@@ -43,7 +60,9 @@ int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_promp
 			return rbln_error_set(err, -EINVAL, "prompt token %zu is %d, not an id of "
 					      "the vocabulary (0 to %u)", i, prompt[i],
 					      e->vocab - 1);
-	rc = rbln_sample_params_check(params, e->vocab, err);
+	rc = rbln_sampling_params_validate(params, &lim, NULL, err);
+	if (!rc)
+		rc = check_runtime_params(params, err);
 	if (rc)
 		return rc;
 	s = calloc(1, sizeof(*s));
@@ -67,6 +86,10 @@ int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_promp
 	memcpy(s->tokens, prompt, n_prompt * sizeof(*prompt));
 	s->n_tokens = s->n_prompt = n_prompt;
 	s->params = *params;
+	if (params->n_stop_token_ids)
+		memcpy(s->stop_ids, params->stop_token_ids,
+		       params->n_stop_token_ids * sizeof(*s->stop_ids));
+	s->params.stop_token_ids = s->stop_ids;
 	s->stop_token = -1;
 	s->prev = e->tail;
 	if (e->tail)

@@ -216,13 +216,13 @@ static int32_t device_argmax(const struct rbln_engine *e, const struct layout_io
 static int32_t sample(struct rbln_engine *e, struct rbln_seq *s, const struct layout_io *io,
 		      size_t b)
 {
-	int32_t mask[RBLN_MAX_EOS_IDS + RBLN_SAMPLE_MAX_STOP_IDS];
+	int32_t mask[RBLN_MAX_EOS_IDS + RBLN_SAMPLING_MAX_STOP_IDS];
 	size_t n_mask = 0, i, n_out = s->n_tokens - s->n_prompt;
 	bool first = s->n_computed == s->n_prompt && !s->has_prompt_logits;
 	int32_t id;
 
 	if (!(s->keep_prompt_logits && first) && !s->logits_fn &&
-	    !rbln_sample_params_need_logits(&s->params)) {
+	    !rbln_sampling_params_need_logits(&s->params)) {
 		id = device_argmax(e, io, b);
 		rbln_sampler_accept(s->sampler, id);
 		return id;

@@ -48,7 +48,8 @@ struct rbln_gen_handle {
 	uint64_t id;
 	int32_t *prompt;
 	size_t n_prompt;
-	struct rbln_sample_params sp;	/* the engine's form of the sampling params */
+	struct rbln_sampling_params sp;	/* the runtime's part of the request's params */
+	int32_t stop_ids[RBLN_SAMPLING_MAX_STOP_IDS];	/* sp.stop_token_ids */
 	struct se_bad_word *bad;
 	size_t n_bad;
 	int32_t logprobs;		/* -1 none, else top-k alternatives wanted */
