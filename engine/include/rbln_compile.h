@@ -93,9 +93,32 @@ int rbln_compile_resolve(const struct rbln_llama_config *model,
 int rbln_compile(const char *hf_dir, const char *out_dir,
 		 const struct rbln_compile_options *opt, struct rbln_error *err);
 
-/* Reads and validates DIR/rbln_config.json and DIR/config.json. */
+/*
+ * Reads and validates DIR/rbln_config.json and DIR/config.json, the
+ * compile rules applied again: what the runtime loads.
+ */
 int rbln_compiled_config_load(const char *dir, struct rbln_compiled_config *cc,
 			      struct rbln_error *err);
+
+enum rbln_compiled_keys {
+	/* Every key this engine's compiler writes; format and model_type checked. */
+	RBLN_COMPILED_ALL_KEYS,
+	/*
+	 * The keys of the programs' shape that are present (batch_size,
+	 * max_seq_len, tensor_parallel_size, kvcache_*, prefill_chunk_size,
+	 * decoder_batch_sizes), absent ones read as 0: a directory compiled by
+	 * the RBLN SDK, which rbln-serve checks model.json against.
+	 */
+	RBLN_COMPILED_KEYS_PRESENT,
+};
+
+/*
+ * DIR/rbln_config.json as recorded: no rule applied, config.json not read
+ * (cc->model stays zero).  The one parser of the file (the front-end
+ * library's; rbln_compiled_config_load() builds on it).
+ */
+int rbln_compiled_config_read(const char *dir, enum rbln_compiled_keys keys,
+			      struct rbln_compiled_config *cc, struct rbln_error *err);
 
 /* Parses a decoder batch-size list such as "8,4,1" into opt. */
 int rbln_compile_parse_batch_sizes(const char *text, struct rbln_compile_options *opt,

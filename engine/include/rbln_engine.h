@@ -12,11 +12,13 @@
  * Several prefill chunks and decodes share a step.  A sequence whose known
  * tokens are all computed after the step samples its next token.
  *
- * rbln_engine_step() is the built-in scheduler (what rbln-generate uses):
- * FCFS, decodes first, prefill chunks filling the rest of the prefill
- * program, the smallest decoder bucket that holds the decodes, preemption
- * by recompute when the KV cache is full.  A serving scheduler can plan
- * its own steps and run them with rbln_engine_run().
+ * The planner (rbln_engine_plan) decides what goes into each step:
+ * continuous batching with chunked prefill, decodes first, preemption by
+ * recompute when the KV cache is full.  rbln-generate, rbln-bench and
+ * rbln-serve all run it; a policy (struct rbln_plan_policy) says how many
+ * sequences run at once, how many tokens a step takes, whether prefill
+ * waits for company and in which order sequences are admitted.
+ * rbln_engine_step() plans and runs one step.
  *
  * Threads: an engine and its sequences are used by one thread at a time.
  */
@@ -58,6 +60,7 @@ struct rbln_engine_info {
 	uint32_t kv_blocks_total;
 	uint32_t kv_blocks_free;
 	uint32_t n_waiting;		/* sequences with tokens to compute */
+	uint32_t n_running;		/* sequences holding KV blocks (admitted) */
 	uint64_t steps;			/* programs run */
 	uint64_t decode_steps[RBLN_MAX_DECODER_BATCHES];	/* per decoder bucket */
 };
@@ -78,10 +81,14 @@ enum rbln_seq_end {
 
 /*
  * Adds a sequence (prompt of 1 .. max_seq_len - 1 ids, each below the
- * vocabulary size).  It starts computing at the next step.
+ * vocabulary size).  It starts computing at the next step.  params (NULL:
+ * rbln_sampling_params_init()'s) are validated and copied; the runtime
+ * applies the sampling numbers, max_tokens, min_tokens, ignore_eos and
+ * stop_token_ids.  Bad words, logprobs and stop strings are the caller's
+ * (a logits hook, its text stream), so params with them are refused.
  */
 int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_prompt,
-		    const struct rbln_sample_params *params, unsigned flags,
+		    const struct rbln_sampling_params *params, unsigned flags,
 		    struct rbln_seq **out, struct rbln_error *err);
 /* Ends a sequence now (a stop string matched, a client left); frees its KV blocks. */
 void rbln_seq_abort(struct rbln_seq *s);
@@ -115,6 +122,10 @@ typedef void (*rbln_seq_logits_fn)(void *user, const struct rbln_seq *s, float *
 				   size_t vocab);
 void rbln_seq_set_logits_fn(struct rbln_seq *s, rbln_seq_logits_fn fn, void *user);
 
+/* The caller's pointer of a sequence (e.g. its request); NULL until set. */
+void rbln_seq_set_user(struct rbln_seq *s, void *user);
+void *rbln_seq_user(const struct rbln_seq *s);
+
 /* ------------------------------------------------------------------ */
 /* Steps                                                               */
 
@@ -125,6 +136,7 @@ struct rbln_step_item {
 
 struct rbln_step_stats {
 	uint32_t tokens;		/* tokens computed */
+	uint32_t prompt_tokens;		/* of them, not decodes: prompt chunks, recomputes */
 	uint32_t items;
 	uint32_t program_tokens;	/* T of the program run */
 	bool prefill;			/* the prefill program (else a decoder bucket) */
@@ -142,16 +154,59 @@ struct rbln_step_stats {
 int rbln_engine_run(struct rbln_engine *e, const struct rbln_step_item *items, size_t n,
 		    struct rbln_step_stats *st, struct rbln_error *err);
 
-/*
- * Plans and runs one step over the engine's sequences.  Returns the number
- * of items run, 0 when no sequence has work, or a negative error.
- */
-int rbln_engine_step(struct rbln_engine *e, struct rbln_step_stats *st, struct rbln_error *err);
+/* ------------------------------------------------------------------ */
+/* The planner                                                         */
+
+enum rbln_admission {
+	/* Arrival order; nobody passes a waiting sequence that does not fit yet. */
+	RBLN_ADMIT_FCFS = 0,
+	/* Arrival order; one that does not fit yet is passed over for later ones. */
+	RBLN_ADMIT_FIRST_FIT,
+};
 
 /*
- * The built-in planner alone: fills items (room for batch_size entries)
- * and returns how many, preempting sequences if the KV cache is full.
+ * How the planner fills a step.  Zero fields take the defaults, which are
+ * what rbln_engine_open() sets: every compiled batch slot, a full prefill
+ * chunk, no deferral, FCFS.
+ */
+struct rbln_plan_policy {
+	/* Sequences holding KV blocks at once: 1 .. batch_size (0: batch_size). */
+	uint32_t max_seqs;
+	/*
+	 * Tokens of a step: decodes take one each, prefill chunks the rest;
+	 * 1 .. prefill_chunk_size (0: prefill_chunk_size).
+	 */
+	uint32_t step_tokens;
+	/*
+	 * While sequences decode, hold back prefill work smaller than the
+	 * step's budget for at most one prefill step's measured time, so the
+	 * prompts that arrive meanwhile share one prefill program (it costs its
+	 * whole chunk however few tokens it carries).  For servers.
+	 */
+	bool defer_prefill;
+	enum rbln_admission admission;
+	/* Called for each sequence the planner preempts (may be NULL). */
+	void (*preempted)(void *user, struct rbln_seq *s);
+	void *user;
+};
+
+/* Checks and sets the policy; errors name the field and its bound. */
+int rbln_engine_set_policy(struct rbln_engine *e, const struct rbln_plan_policy *policy,
+			   struct rbln_error *err);
+
+/*
+ * Plans the next step over the engine's sequences (in the order they were
+ * added): fills items (room for the policy's max_seqs) and returns how many;
+ * 0 when no sequence has work.  Takes the KV blocks the items need and
+ * preempts sequences when the cache is full.  Run the items with
+ * rbln_engine_run() before planning again.
  */
 size_t rbln_engine_plan(struct rbln_engine *e, struct rbln_step_item *items);
+
+/*
+ * Plans and runs one step.  Returns the number of items run, 0 when no
+ * sequence has work, or a negative error.
+ */
+int rbln_engine_step(struct rbln_engine *e, struct rbln_step_stats *st, struct rbln_error *err);
 
 #endif

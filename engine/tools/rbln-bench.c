@@ -243,7 +243,7 @@ static int measure(struct rbln_engine *e, const struct options *o, struct row *r
 {
 	const struct rbln_compiled_config *cc;
 	struct rbln_engine_info info;
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	struct rbln_seq *s[8];
 	int32_t *ids;
 	uint32_t b, i, k;
@@ -255,7 +255,7 @@ static int measure(struct rbln_engine *e, const struct options *o, struct row *r
 	ids = malloc(sizeof(int32_t) * o->prompt_len);
 	if (!ids)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
-	rbln_sample_params_default(&sp);
+	rbln_sampling_params_init(&sp);
 	sp.temperature = 0.0;
 	sp.ignore_eos = true;
 	/* Prefill: a warm-up of one chunk, then the measured prompt. */

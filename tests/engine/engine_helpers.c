@@ -23,9 +23,9 @@ struct rbln_engine *eh_open(const char *dir)
 	return e;
 }
 
-void eh_greedy(struct rbln_sample_params *p, int64_t max_tokens)
+void eh_greedy(struct rbln_sampling_params *p, int64_t max_tokens)
 {
-	rbln_sample_params_default(p);
+	rbln_sampling_params_init(p);
 	p->temperature = 0.0;
 	p->max_tokens = max_tokens;
 	p->ignore_eos = true;

@@ -15,7 +15,7 @@ char *eh_compile(const char *model, const struct rbln_compile_options *opt);
 struct rbln_engine *eh_open(const char *dir);
 
 /* Greedy to exactly max_tokens tokens (ignore_eos). */
-void eh_greedy(struct rbln_sample_params *p, int64_t max_tokens);
+void eh_greedy(struct rbln_sampling_params *p, int64_t max_tokens);
 
 /* Runs steps until no sequence has work; fails the test on an error. */
 void eh_run_all(struct rbln_engine *e);

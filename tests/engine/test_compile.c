@@ -184,6 +184,31 @@ static void test_config_json_checked(void **state)
 	test_write_text(path, "{not json");
 	assert_int_not_equal(rbln_compiled_config_load(dir, &cc, &err), 0);
 	test_assert_contains_all(err.msg, "rbln_config.json", NULL);
+	/*
+	 * The one reader, as rbln-serve uses it on a directory of the RBLN SDK:
+	 * the keys present are read and checked, absent ones are 0.
+	 */
+	test_write_text(path, "{\"batch_size\": 2, \"max_seq_len\": 4096, "
+			"\"kvcache_partition_len\": 1024, \"decoder_batch_sizes\": [2, 1]}");
+	assert_int_equal(rbln_compiled_config_read(dir, RBLN_COMPILED_KEYS_PRESENT, &cc, &err), 0);
+	assert_int_equal(cc.batch_size, 2);
+	assert_int_equal(cc.max_seq_len, 4096);
+	assert_int_equal(cc.kvcache_partition_len, 1024);
+	assert_int_equal(cc.attn_impl, RBLN_ATTN_FLASH);
+	assert_int_equal(cc.kvcache_block_size, 0);
+	assert_int_equal(cc.tensor_parallel_size, 0);
+	assert_int_equal(cc.n_decoder_batch_sizes, 2);
+	assert_int_equal(cc.decoder_batch_sizes[1], 1);
+	assert_int_not_equal(rbln_compiled_config_read(dir, RBLN_COMPILED_ALL_KEYS, &cc, &err), 0);
+	test_assert_contains_all(err.msg, "rbln_config.json", "format", NULL);
+	test_write_text(path, "{\"batch_size\": 0}");
+	assert_int_equal(rbln_compiled_config_read(dir, RBLN_COMPILED_KEYS_PRESENT, &cc, &err),
+			 -EINVAL);
+	test_assert_contains_all(err.msg, "batch_size", "got 0", NULL);
+	test_write_text(path, "{\"decoder_batch_sizes\": [4, \"2\"]}");
+	assert_int_equal(rbln_compiled_config_read(dir, RBLN_COMPILED_KEYS_PRESENT, &cc, &err),
+			 -EINVAL);
+	test_assert_contains_all(err.msg, "decoder_batch_sizes", "entry 1", NULL);
 	free(text);
 	free(path);
 	test_rmtree(dir);
@@ -346,7 +371,7 @@ static void test_dummy_weights(void **state)
 	};
 	struct rbln_compile_options o = { .dummy_weights = true, .dummy_seed = 5,
 					  .max_seq_len = 256 };
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	struct rbln_error err = { 0 };
 	int32_t prompt[] = { 1, 100, 200, 300 };
 	const int32_t *out[2];
@@ -386,7 +411,7 @@ static void test_device_selection(void **state)
 	char *dir = compiled_llama2(&o);
 	struct rbln_engine_options eo = { .devices = "0" };
 	struct rbln_engine_info info;
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	struct rbln_error err = { 0 };
 	struct rbln_engine *e = NULL;
 	int32_t prompt[] = { 1, 450, 996, 1735 };

@@ -154,7 +154,7 @@ static void test_reference_batched(void **state)
 {
 	struct fixture *f = *state;
 	struct rbln_seq **seqs = calloc(f->n_prompts, sizeof(*seqs));
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	struct rbln_error err = { 0 };
 	size_t i, n_out, vocab;
 
@@ -182,7 +182,7 @@ static void test_reference_batched(void **state)
 static void run_group(struct fixture *f, size_t first, size_t count)
 {
 	struct rbln_seq *seqs[8];
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	struct rbln_error err = { 0 };
 	size_t i, n_out;
 

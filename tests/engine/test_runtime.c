@@ -71,7 +71,7 @@ static int teardown(void **state)
 }
 
 static struct rbln_seq *add(struct rbln_engine *e, const int32_t *ids, size_t n,
-			    const struct rbln_sample_params *sp)
+			    const struct rbln_sampling_params *sp)
 {
 	struct rbln_error err = { 0 };
 	struct rbln_seq *s = NULL;
@@ -93,7 +93,7 @@ static void run(struct rbln_engine *e, const struct rbln_step_item *items, size_
 static void test_mixed_step(void **state)
 {
 	struct fixture *f = *state;
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	struct rbln_seq *a, *b;
 	const int32_t *out;
 	size_t n;
@@ -126,7 +126,7 @@ static void expect_run_error(struct rbln_engine *e, const struct rbln_step_item 
 static void test_run_checks(void **state)
 {
 	struct fixture *f = *state;
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	struct rbln_seq *a, *b, *c, *d, *x;
 	struct rbln_engine_info info;
 
@@ -159,7 +159,7 @@ static void test_preemption_same_tokens(void **state)
 	struct rbln_engine *small = eh_open(f->small_dir);
 	struct rbln_engine *engines[2] = { f->e, small };
 	struct rbln_seq *s[2][4];
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	uint32_t preempted = 0;
 	size_t i, k, n0, n1;
 
@@ -190,14 +190,16 @@ static void test_end_conditions(void **state)
 {
 	struct fixture *f = *state;
 	struct rbln_engine_info info;
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	struct rbln_seq *s;
 	const int32_t *out;
+	int32_t stop_id;
 	size_t n;
 
 	/* A stop id ends the sequence; it is not in the output. */
 	eh_greedy(&sp, 48);
-	sp.stop_token_ids[0] = f->greedy[5];
+	stop_id = f->greedy[5];
+	sp.stop_token_ids = &stop_id;
 	sp.n_stop_token_ids = 1;
 	s = add(f->e, f->prompt, f->n_prompt, &sp);
 	eh_run_all(f->e);
@@ -208,7 +210,7 @@ static void test_end_conditions(void **state)
 	assert_memory_equal(out, f->greedy, n * sizeof(int32_t));
 	rbln_seq_release(s);
 	/* min_tokens masks it until then. */
-	sp.stop_token_ids[0] = f->greedy[0];
+	stop_id = f->greedy[0];
 	sp.min_tokens = 1;
 	s = add(f->e, f->prompt, f->n_prompt, &sp);
 	eh_run_all(f->e);
@@ -271,16 +273,47 @@ static void test_add_checks(void **state)
 	free(big);
 }
 
+/* What the runtime does not apply is refused, not ignored; the params are checked. */
+static void test_add_params(void **state)
+{
+	struct fixture *f = *state;
+	struct rbln_token_seq word = { .ids = f->prompt, .len = 1 };
+	const char *stop[] = { "fox" };
+	struct rbln_sampling_params sp;
+	struct rbln_error err = { 0 };
+	struct rbln_seq *s = NULL;
+
+	eh_greedy(&sp, 4);
+	sp.bad_words = &word;
+	sp.n_bad_words = 1;
+	assert_int_equal(rbln_engine_add(f->e, f->prompt, f->n_prompt, &sp, 0, &s, &err), -EINVAL);
+	test_assert_contains_all(err.msg, "bad_words", "logits hook", NULL);
+	eh_greedy(&sp, 4);
+	sp.logprobs = 2;
+	assert_int_equal(rbln_engine_add(f->e, f->prompt, f->n_prompt, &sp, 0, &s, &err), -EINVAL);
+	test_assert_contains_all(err.msg, "logprobs", NULL);
+	eh_greedy(&sp, 4);
+	sp.stop = stop;
+	sp.n_stop = 1;
+	assert_int_equal(rbln_engine_add(f->e, f->prompt, f->n_prompt, &sp, 0, &s, &err), -EINVAL);
+	test_assert_contains_all(err.msg, "stop strings", NULL);
+	eh_greedy(&sp, 4);
+	sp.top_p = 1.5;
+	assert_int_equal(rbln_engine_add(f->e, f->prompt, f->n_prompt, &sp, 0, &s, &err), -EINVAL);
+	test_assert_contains_all(err.msg, "field 'top_p'", NULL);
+	assert_null(s);
+}
+
 /* The same seed gives the same tokens; sampled sequences batch like greedy ones. */
 static void test_seeded_sampling(void **state)
 {
 	struct fixture *f = *state;
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	struct rbln_seq *s[3];
 	const int32_t *o[3];
 	size_t n[3], i;
 
-	rbln_sample_params_default(&sp);
+	rbln_sampling_params_init(&sp);
 	sp.temperature = 0.8;
 	sp.top_p = 0.95;
 	sp.top_k = 40;
@@ -310,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_preemption_same_tokens),
 		cmocka_unit_test(test_end_conditions),
 		cmocka_unit_test(test_add_checks),
+		cmocka_unit_test(test_add_params),
 		cmocka_unit_test(test_seeded_sampling),
 	};
 

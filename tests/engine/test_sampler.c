@@ -23,7 +23,7 @@ static void base_logits(float *l)
 		l[i] = (float)i / 4.0f;
 }
 
-static struct rbln_sampler *new_sampler(const struct rbln_sample_params *p, const int32_t *prompt,
+static struct rbln_sampler *new_sampler(const struct rbln_sampling_params *p, const int32_t *prompt,
 					size_t n)
 {
 	struct rbln_sampler *s = NULL;
@@ -33,9 +33,9 @@ static struct rbln_sampler *new_sampler(const struct rbln_sample_params *p, cons
 }
 
 /* Draws DRAWS tokens from fresh copies of base logits and counts them. */
-static void histogram(const struct rbln_sample_params *params, unsigned *count)
+static void histogram(const struct rbln_sampling_params *params, unsigned *count)
 {
-	struct rbln_sample_params p = *params;
+	struct rbln_sampling_params p = *params;
 	struct rbln_sampler *s;
 	float l[V];
 	int i;
@@ -54,22 +54,22 @@ static void histogram(const struct rbln_sample_params *params, unsigned *count)
 
 static void test_greedy_argmax_lowest_tie(void **state)
 {
-	struct rbln_sample_params p;
+	struct rbln_sampling_params p;
 	struct rbln_sampler *s;
 	float l[V] = { 0 };
 
 	(void)state;
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.temperature = 0.0;
 	s = new_sampler(&p, NULL, 0);
 	l[3] = 5.0f;
 	l[9] = 5.0f;
 	assert_int_equal(rbln_sampler_next(s, l, V, NULL, 0, 0), 3);
 	rbln_sampler_free(s);
-	assert_true(rbln_sample_params_is_greedy(&p));
-	assert_false(rbln_sample_params_need_logits(&p));
+	assert_true(rbln_sampling_params_is_greedy(&p));
+	assert_false(rbln_sampling_params_need_logits(&p));
 	p.repetition_penalty = 1.2;
-	assert_true(rbln_sample_params_need_logits(&p));
+	assert_true(rbln_sampling_params_need_logits(&p));
 }
 
 static void test_argmax_nan_and_inf(void **state)
@@ -83,14 +83,14 @@ static void test_argmax_nan_and_inf(void **state)
 
 static void test_seed_determinism(void **state)
 {
-	struct rbln_sample_params p;
+	struct rbln_sampling_params p;
 	struct rbln_sampler *a, *b, *c;
 	int32_t ta[64], tb[64], tc[64];
 	float l[V];
 	int i, differ = 0;
 
 	(void)state;
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.has_seed = true;
 	p.seed = 1234;
 	a = new_sampler(&p, NULL, 0);
@@ -116,13 +116,13 @@ static void test_seed_determinism(void **state)
 /* At temperature 1 the draws follow softmax(logits) (within a few sigma). */
 static void test_distribution_matches_softmax(void **state)
 {
-	struct rbln_sample_params p;
+	struct rbln_sampling_params p;
 	unsigned count[V];
 	double z = 0, pr;
 	int i;
 
 	(void)state;
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.has_seed = true;
 	p.seed = 7;
 	histogram(&p, count);
@@ -136,12 +136,12 @@ static void test_distribution_matches_softmax(void **state)
 
 static void test_top_k(void **state)
 {
-	struct rbln_sample_params p;
+	struct rbln_sampling_params p;
 	unsigned count[V];
 	int i;
 
 	(void)state;
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.top_k = 3;
 	histogram(&p, count);
 	for (i = 0; i < V - 3; i++)
@@ -153,7 +153,7 @@ static void test_top_k(void **state)
 /* top_p keeps the most probable tokens until their mass reaches p. */
 static void test_top_p(void **state)
 {
-	struct rbln_sample_params p;
+	struct rbln_sampling_params p;
 	unsigned count[V];
 	double z = 0, cum = 0;
 	int i, keep;
@@ -161,7 +161,7 @@ static void test_top_p(void **state)
 	(void)state;
 	for (i = 0; i < V; i++)
 		z += exp(i / 4.0);
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.top_p = 0.5;
 	for (keep = V - 1; keep >= 0; keep--) {
 		cum += exp(keep / 4.0) / z;
@@ -178,12 +178,12 @@ static void test_top_p(void **state)
 /* min_p drops tokens less likely than min_p times the most likely one. */
 static void test_min_p(void **state)
 {
-	struct rbln_sample_params p;
+	struct rbln_sampling_params p;
 	unsigned count[V];
 	int i;
 
 	(void)state;
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.min_p = exp(-1.0) - 1e-4;	/* e^(l - 15/4) >= ~e^-1 keeps l >= 11/4 */
 	histogram(&p, count);
 	for (i = 0; i < 11; i++)
@@ -194,13 +194,13 @@ static void test_min_p(void **state)
 
 static void test_penalties(void **state)
 {
-	struct rbln_sample_params p;
+	struct rbln_sampling_params p;
 	struct rbln_sampler *s;
 	int32_t prompt[] = { 1, 2 };
 	float l[V] = { 0 };
 
 	(void)state;
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.temperature = 0.0;
 	p.repetition_penalty = 2.0;
 	p.frequency_penalty = 0.5;
@@ -223,13 +223,13 @@ static void test_penalties(void **state)
 
 static void test_min_tokens_masks(void **state)
 {
-	struct rbln_sample_params p;
+	struct rbln_sampling_params p;
 	struct rbln_sampler *s;
 	int32_t eos[] = { 9 };
 	float l[V] = { 0 };
 
 	(void)state;
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.temperature = 0.0;
 	p.min_tokens = 2;
 	s = new_sampler(&p, NULL, 0);
@@ -245,11 +245,11 @@ static void test_min_tokens_masks(void **state)
 /* A low temperature concentrates the draws on the argmax. */
 static void test_temperature(void **state)
 {
-	struct rbln_sample_params p;
+	struct rbln_sampling_params p;
 	unsigned count[V];
 
 	(void)state;
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.temperature = 0.05;
 	histogram(&p, count);
 	assert_true(count[V - 1] > DRAWS * 0.99);
@@ -257,39 +257,41 @@ static void test_temperature(void **state)
 
 static void test_params_check(void **state)
 {
-	struct rbln_sample_params p;
+	struct rbln_sampling_limits lim = { .vocab_size = 100 };
+	struct rbln_sampling_params p;
 	struct rbln_error err = { 0 };
+	int32_t too_big = 100;
 
 	(void)state;
-	rbln_sample_params_default(&p);
-	assert_int_equal(rbln_sample_params_check(&p, 100, &err), 0);
+	rbln_sampling_params_init(&p);
+	assert_int_equal(rbln_sampling_params_validate(&p, &lim, NULL, &err), 0);
 	p.top_p = 0.0;
-	assert_int_not_equal(rbln_sample_params_check(&p, 100, &err), 0);
+	assert_int_not_equal(rbln_sampling_params_validate(&p, &lim, NULL, &err), 0);
 	test_assert_contains_all(err.msg, "top_p", NULL);
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.temperature = -1;
-	assert_int_not_equal(rbln_sample_params_check(&p, 100, &err), 0);
+	assert_int_not_equal(rbln_sampling_params_validate(&p, &lim, NULL, &err), 0);
 	test_assert_contains_all(err.msg, "temperature", NULL);
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.min_p = 1.5;
-	assert_int_not_equal(rbln_sample_params_check(&p, 100, &err), 0);
+	assert_int_not_equal(rbln_sampling_params_validate(&p, &lim, NULL, &err), 0);
 	test_assert_contains_all(err.msg, "min_p", NULL);
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.presence_penalty = 3;
-	assert_int_not_equal(rbln_sample_params_check(&p, 100, &err), 0);
+	assert_int_not_equal(rbln_sampling_params_validate(&p, &lim, NULL, &err), 0);
 	test_assert_contains_all(err.msg, "presence_penalty", NULL);
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.repetition_penalty = 0;
-	assert_int_not_equal(rbln_sample_params_check(&p, 100, &err), 0);
+	assert_int_not_equal(rbln_sampling_params_validate(&p, &lim, NULL, &err), 0);
 	test_assert_contains_all(err.msg, "repetition_penalty", NULL);
-	rbln_sample_params_default(&p);
+	rbln_sampling_params_init(&p);
 	p.max_tokens = 0;
-	assert_int_not_equal(rbln_sample_params_check(&p, 100, &err), 0);
+	assert_int_not_equal(rbln_sampling_params_validate(&p, &lim, NULL, &err), 0);
 	test_assert_contains_all(err.msg, "max_tokens", NULL);
-	rbln_sample_params_default(&p);
-	p.stop_token_ids[0] = 100;
+	rbln_sampling_params_init(&p);
+	p.stop_token_ids = &too_big;
 	p.n_stop_token_ids = 1;
-	assert_int_not_equal(rbln_sample_params_check(&p, 100, &err), 0);
+	assert_int_not_equal(rbln_sampling_params_validate(&p, &lim, NULL, &err), 0);
 	test_assert_contains_all(err.msg, "stop_token_ids", "100", NULL);
 }
 

@@ -52,7 +52,7 @@ static float *prompt_logits(const char *hf, const struct shape *sh, uint32_t tp)
 		.max_seq_len = 512, .kvcache_partition_len = 64, .prefill_chunk_size = 64,
 		.kv_cache_dtype = sh->kv_dtype,
 	};
-	struct rbln_sample_params sp;
+	struct rbln_sampling_params sp;
 	struct rbln_error err = { 0 };
 	struct rbln_engine *e;
 	struct rbln_seq *s;

@@ -23,7 +23,8 @@ const char rbln_sample_cli_usage[] =
 void rbln_sample_cli_init(struct rbln_sample_cli *c)
 {
 	memset(c, 0, sizeof(*c));
-	rbln_sample_params_default(&c->p);
+	rbln_sampling_params_init(&c->p);
+	c->p.stop_token_ids = c->stop_ids;
 }
 
 static int parse_double(const char *flag, const char *arg, double *out, struct rbln_error *err)
@@ -104,7 +105,7 @@ int rbln_cli_parse_ids(const char *flag, const char *text, int32_t **ids, size_t
 int rbln_sample_cli_apply(int id, const char *arg, struct rbln_sample_cli *c,
 			  struct rbln_error *err)
 {
-	struct rbln_sample_params *p = &c->p;
+	struct rbln_sampling_params *p = &c->p;
 	unsigned long long u;
 	long long v;
 	int32_t *ids;
@@ -154,12 +155,12 @@ int rbln_sample_cli_apply(int id, const char *arg, struct rbln_sample_cli *c,
 		rc = rbln_cli_parse_ids("stop-token-ids", arg, &ids, &n, err);
 		if (rc)
 			return rc;
-		if (n > RBLN_SAMPLE_MAX_STOP_IDS) {
+		if (n > RBLN_SAMPLING_MAX_STOP_IDS) {
 			free(ids);
 			return rbln_error_set(err, -EINVAL, "--stop-token-ids: at most %d ids",
-					      RBLN_SAMPLE_MAX_STOP_IDS);
+					      RBLN_SAMPLING_MAX_STOP_IDS);
 		}
-		memcpy(p->stop_token_ids, ids, n * sizeof(*ids));
+		memcpy(c->stop_ids, ids, n * sizeof(*ids));
 		p->n_stop_token_ids = n;
 		free(ids);
 		return 0;

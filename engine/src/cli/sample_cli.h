@@ -43,7 +43,8 @@ extern const char rbln_sample_cli_usage[];
 
 /* Which fields a flag set, so model defaults fill only the others. */
 struct rbln_sample_cli {
-	struct rbln_sample_params p;
+	struct rbln_sampling_params p;		/* p.stop_token_ids points at stop_ids */
+	int32_t stop_ids[RBLN_SAMPLING_MAX_STOP_IDS];
 	bool set_temperature, set_top_k, set_top_p, set_min_p, set_rep, set_max_tokens;
 };
 

@@ -19,11 +19,6 @@
 #define PREFILL_CHUNK_MULTIPLE 64u
 #define MAX_BATCH 1024u
 
-const char *rbln_attn_impl_name(enum rbln_attn_impl a)
-{
-	return a == RBLN_ATTN_FLASH ? "flash_attn" : "eager";
-}
-
 static int check_tp(const struct rbln_llama_config *m, uint32_t tp, struct rbln_error *err)
 {
 	if (tp < 1 || tp > RBLN_MAX_TENSOR_PARALLEL)

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * rbln_config.json: the compile parameters of a compiled directory.
- *
- * Reading re-applies the compile rules (rbln_compile_resolve()) to the
- * recorded values with the copied config.json, and requires the result to
- * equal what is recorded: a hand-edited or damaged file is refused with
- * the rule it breaks, and the runtime can trust every field.
+ * rbln_config.json: the one reader and writer of the file.  Part of the
+ * front-end library, so every front end reads it the same way: the
+ * runtime through rbln_compiled_config_load() (compiled_load.c, which
+ * re-applies the compile rules) and rbln-serve, which checks model.json
+ * against a compiled directory that may come from the RBLN SDK.
  */
 #include "program/compiled_config.h"
 
@@ -16,6 +15,11 @@
 
 #include "util/file.h"
 #include "util/json.h"
+
+const char *rbln_attn_impl_name(enum rbln_attn_impl a)
+{
+	return a == RBLN_ATTN_FLASH ? "flash_attn" : "eager";
+}
 
 static const char *dtype_json(enum rbln_dtype dt)
 {
@@ -150,14 +154,12 @@ static int get_dtype(const struct rbln_json_scope *s, json_object *o, const char
 	return 0;
 }
 
-/* Reads the recorded values as compile options plus the fields resolve cannot derive. */
-static int read_fields(const struct rbln_json_scope *s, json_object *o,
-		       struct rbln_compile_options *opt, struct rbln_compiled_config *rec)
+/* What only this engine's compiler writes, first: which format and model. */
+static int read_format(const struct rbln_json_scope *s, json_object *o,
+		       struct rbln_compiled_config *cc)
 {
-	json_object *list;
 	const char *str;
 	int64_t fmt;
-	size_t i, n;
 	int rc;
 
 	rc = rbln_json_get_int(s, o, "format", true, 0, INT32_MAX, &fmt);
@@ -167,34 +169,63 @@ static int read_fields(const struct rbln_json_scope *s, json_object *o,
 		return rbln_json_field_error(s, "format", -EINVAL, "is %lld; this engine reads "
 					     "format %d: recompile the model", (long long)fmt,
 					     RBLN_COMPILED_FORMAT);
+	cc->format = (uint32_t)fmt;
 	rc = rbln_json_get_string(s, o, "model_type", true, &str, NULL);
 	if (rc < 0)
 		return rc;
 	if (strcmp(str, "llama"))
 		return rbln_json_field_error(s, "model_type", -ENOTSUP, "is \"%s\"; only llama "
 					     "is supported", str);
-	if ((rc = get_u32(s, o, "tensor_parallel_size", true, &opt->tensor_parallel_size)) ||
-	    (rc = get_u32(s, o, "batch_size", true, &opt->batch_size)) ||
-	    (rc = get_u32(s, o, "max_seq_len", true, &opt->max_seq_len)) ||
-	    (rc = get_u32(s, o, "kvcache_partition_len", false, &opt->kvcache_partition_len)) ||
-	    (rc = get_u32(s, o, "kvcache_block_size", true, &opt->kvcache_block_size)) ||
-	    (rc = get_u32(s, o, "kvcache_num_blocks", true, &opt->kvcache_num_blocks)) ||
-	    (rc = get_u32(s, o, "prefill_chunk_size", true, &opt->prefill_chunk_size)) ||
-	    (rc = get_dtype(s, o, "dtype", &opt->dtype)) ||
-	    (rc = get_dtype(s, o, "kv_cache_dtype", &opt->kv_cache_dtype)))
+	return 0;
+}
+
+/* The sizes of the compiled programs: the keys every compiler of the format writes. */
+static int read_sizes(const struct rbln_json_scope *s, json_object *o, bool all,
+		      struct rbln_compiled_config *cc)
+{
+	int rc;
+
+	if ((rc = get_u32(s, o, "tensor_parallel_size", all, &cc->tensor_parallel_size)) ||
+	    (rc = get_u32(s, o, "batch_size", all, &cc->batch_size)) ||
+	    (rc = get_u32(s, o, "max_seq_len", all, &cc->max_seq_len)) ||
+	    (rc = get_u32(s, o, "kvcache_partition_len", false, &cc->kvcache_partition_len)) ||
+	    (rc = get_u32(s, o, "kvcache_block_size", all, &cc->kvcache_block_size)) ||
+	    (rc = get_u32(s, o, "kvcache_num_blocks", all, &cc->kvcache_num_blocks)) ||
+	    (rc = get_u32(s, o, "prefill_chunk_size", all, &cc->prefill_chunk_size)))
+		return rc;
+	cc->attn_impl = cc->kvcache_partition_len ? RBLN_ATTN_FLASH : RBLN_ATTN_EAGER;
+	return 0;
+}
+
+/* This engine's data types, attention and weights. */
+static int read_kinds(const struct rbln_json_scope *s, json_object *o,
+		      struct rbln_compiled_config *cc)
+{
+	const char *str;
+	int rc;
+
+	if ((rc = get_dtype(s, o, "dtype", &cc->dtype)) ||
+	    (rc = get_dtype(s, o, "kv_cache_dtype", &cc->kv_cache_dtype)))
 		return rc;
 	rc = rbln_json_get_string(s, o, "attn_impl", true, &str, NULL);
 	if (rc < 0)
 		return rc;
-	if (strcmp(str, rbln_attn_impl_name(opt->kvcache_partition_len ? RBLN_ATTN_FLASH :
-					    RBLN_ATTN_EAGER)))
+	if (strcmp(str, rbln_attn_impl_name(cc->attn_impl)))
 		return rbln_json_field_error(s, "attn_impl", -EINVAL, "is \"%s\", which "
 					     "contradicts kvcache_partition_len", str);
-	rc = rbln_json_get_bool(s, o, "dummy_weights", true, &opt->dummy_weights);
-	if (rc < 0)
-		return rc;
-	rc = rbln_json_get_typed(s, o, "decoder_batch_sizes", true, json_type_array, &list);
-	if (rc < 0)
+	rc = rbln_json_get_bool(s, o, "dummy_weights", true, &cc->dummy_weights);
+	return rc < 0 ? rc : 0;
+}
+
+static int read_decoder_batches(const struct rbln_json_scope *s, json_object *o, bool all,
+				struct rbln_compiled_config *cc)
+{
+	json_object *list;
+	size_t i, n;
+	int rc;
+
+	rc = rbln_json_get_typed(s, o, "decoder_batch_sizes", all, json_type_array, &list);
+	if (rc <= 0)
 		return rc;
 	n = json_object_array_length(list);
 	if (!n || n > RBLN_MAX_DECODER_BATCHES)
@@ -207,66 +238,60 @@ static int read_fields(const struct rbln_json_scope *s, json_object *o,
 		    json_object_get_int64(v) > INT32_MAX)
 			return rbln_json_field_error(s, "decoder_batch_sizes", -EINVAL,
 						     "entry %zu is not a positive integer", i);
-		opt->decoder_batch_sizes[i] = (uint32_t)json_object_get_int64(v);
-		rec->decoder_batch_sizes[i] = opt->decoder_batch_sizes[i];
+		cc->decoder_batch_sizes[i] = (uint32_t)json_object_get_int64(v);
 	}
-	opt->n_decoder_batch_sizes = n;
-	rec->n_decoder_batch_sizes = n;
-	rc = rbln_json_get_string(s, o, "compile_id", true, &str, NULL);
-	if (rc < 0)
-		return rc;
-	{
-		char *end;
-
-		rec->compile_id = strtoull(str, &end, 16);
-		if (strlen(str) != 16 || *end)
-			return rbln_json_field_error(s, "compile_id", -EINVAL, "must be 16 hex "
-						     "digits, got \"%s\"", str);
-	}
+	cc->n_decoder_batch_sizes = n;
 	return 0;
 }
 
-int rbln_compiled_config_load(const char *dir, struct rbln_compiled_config *cc,
-			      struct rbln_error *err)
+static int read_compile_id(const struct rbln_json_scope *s, json_object *o,
+			   struct rbln_compiled_config *cc)
 {
-	struct rbln_compile_options opt;
-	struct rbln_compiled_config rec;
-	struct rbln_llama_config model;
-	json_object *o = NULL;
+	const char *str;
+	char *end;
+	int rc = rbln_json_get_string(s, o, "compile_id", true, &str, NULL);
+
+	if (rc < 0)
+		return rc;
+	cc->compile_id = strtoull(str, &end, 16);
+	if (strlen(str) != 16 || *end)
+		return rbln_json_field_error(s, "compile_id", -EINVAL, "must be 16 hex digits, "
+					     "got \"%s\"", str);
+	return 0;
+}
+
+/* In the order of the file as written, so the first bad key is the one named. */
+static int read_keys(const struct rbln_json_scope *s, json_object *o, bool all,
+		     struct rbln_compiled_config *cc)
+{
+	int rc = all ? read_format(s, o, cc) : 0;
+
+	if (!rc)
+		rc = read_sizes(s, o, all, cc);
+	if (!rc && all)
+		rc = read_kinds(s, o, cc);
+	if (!rc)
+		rc = read_decoder_batches(s, o, all, cc);
+	if (!rc && all)
+		rc = read_compile_id(s, o, cc);
+	return rc;
+}
+
+int rbln_compiled_config_read(const char *dir, enum rbln_compiled_keys keys,
+			      struct rbln_compiled_config *cc, struct rbln_error *err)
+{
 	char *path = rbln_path_join(dir, "rbln_config.json");
 	struct rbln_json_scope s = { .file = path, .prefix = "", .err = err };
-	size_t i;
+	bool all = keys == RBLN_COMPILED_ALL_KEYS;
+	json_object *o = NULL;
 	int rc;
 
-	memset(&opt, 0, sizeof(opt));
-	memset(&rec, 0, sizeof(rec));
+	memset(cc, 0, sizeof(*cc));
 	if (!path)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
 	rc = rbln_json_load_object(path, &o, err);
-	if (rc)
-		goto out;
-	rc = read_fields(&s, o, &opt, &rec);
-	if (rc)
-		goto out;
-	rc = rbln_llama_config_load(dir, &model, err);
-	if (rc)
-		goto out;
-	rc = rbln_compile_resolve(&model, &opt, cc, err);
-	if (rc) {
-		rbln_error_prefix(err, "%s: ", path);
-		goto out;
-	}
-	/* The list must be recorded as resolved: sorted, with batch_size in it. */
-	for (i = 0; i < rec.n_decoder_batch_sizes; i++)
-		if (cc->n_decoder_batch_sizes != rec.n_decoder_batch_sizes ||
-		    cc->decoder_batch_sizes[i] != rec.decoder_batch_sizes[i]) {
-			rc = rbln_error_set(err, -EINVAL, "%s: field 'decoder_batch_sizes' is "
-					    "not in the compiled form (descending, including "
-					    "batch_size %u)", path, cc->batch_size);
-			goto out;
-		}
-	cc->compile_id = rec.compile_id;
-out:
+	if (!rc)
+		rc = read_keys(&s, o, all, cc);
 	json_object_put(o);
 	free(path);
 	return rc;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* rbln_config.json writing (the reader is rbln_compiled_config_load()). */
+/* rbln_config.json writing and the spellings of its values (the reader: rbln_compile.h). */
 #ifndef RBLN_COMPILED_CONFIG_H
 #define RBLN_COMPILED_CONFIG_H
 

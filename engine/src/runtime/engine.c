@@ -106,11 +106,13 @@ int rbln_engine_open(const char *model_dir, const struct rbln_engine_options *op
 	e->vocab = (uint32_t)e->cc.model.vocab_size;
 	e->logits = malloc((size_t)e->vocab * sizeof(float));
 	rc = layout_shape(&e->cc, 0, &s0, err);
-	if (!rc && (!e->logits || kv_pool_init(&e->kv, e->cc.kvcache_num_blocks)))
+	if (!rc && (!e->logits || kv_pool_init(&e->kv, e->cc.kvcache_num_blocks,
+						    e->cc.kvcache_block_size)))
 		rc = rbln_error_set(err, -ENOMEM, "out of memory");
 	if (rc)
 		goto fail;
 	e->n_progs = layout_programs(&e->cc, e->progs);
+	planner_init(e);
 	for (p = 0; p < e->n_progs; p++)
 		layout_io(&e->cc, &s0, e->progs[p].tokens, e->progs[p].seqs, &e->io[p]);
 	rc = ranks_open(e, opt ? opt->devices : NULL, err);
@@ -158,8 +160,10 @@ void rbln_engine_get_info(const struct rbln_engine *e, struct rbln_engine_info *
 	info->n_eos_ids = e->n_eos_ids;
 	info->kv_blocks_total = e->kv.total;
 	info->kv_blocks_free = e->kv.n_free;
-	for (s = e->head; s; s = s->next)
+	for (s = e->head; s; s = s->next) {
 		info->n_waiting += rbln_seq_pending(s) > 0;
+		info->n_running += s->n_blocks > 0;
+	}
 	info->steps = e->steps;
 	for (i = 0; i < RBLN_MAX_DECODER_BATCHES; i++)
 		info->decode_steps[i] = e->decode_steps[i];

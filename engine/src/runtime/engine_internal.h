@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The runtime's objects: ranks on devices, the KV block pool, sequences. */
+/* The runtime's objects: ranks on devices, the KV block pool, the planner, sequences. */
 #ifndef RBLN_ENGINE_INTERNAL_H
 #define RBLN_ENGINE_INTERNAL_H
 
@@ -33,12 +33,36 @@ struct kv_pool {
 	int32_t *free_ids;
 	uint32_t n_free;
 	uint32_t total;
+	uint32_t block_size;		/* tokens per block */
 };
 
-int kv_pool_init(struct kv_pool *p, uint32_t blocks);
+/* runtime/kv_pool.c: the pool, and the blocks of a sequence. */
+int kv_pool_init(struct kv_pool *p, uint32_t blocks, uint32_t block_size);
 void kv_pool_free(struct kv_pool *p);
-int32_t kv_pool_take(struct kv_pool *p);	/* -1 when empty */
-void kv_pool_give(struct kv_pool *p, int32_t id);
+/* Blocks that hold `tokens` tokens. */
+uint32_t kv_pool_blocks_for(const struct kv_pool *p, size_t tokens);
+/* Blocks s must take to cache n more tokens (0 when its last block has room). */
+uint32_t kv_blocks_to_grow(const struct rbln_seq *s, size_t n);
+/* Whether s can cache n more tokens now. */
+bool kv_can_grow(const struct rbln_seq *s, size_t n);
+/* Takes the blocks for n more tokens of s, all or none; false when too few are free. */
+bool kv_grow(struct rbln_seq *s, size_t n);
+/* How many more tokens s can cache with its blocks and every free one. */
+size_t kv_room(const struct rbln_seq *s);
+/* Gives s's blocks back; its cached tokens are forgotten. */
+void kv_release(struct rbln_seq *s);
+
+/* The planner's policy and what it measures (runtime/planner.c). */
+struct planner {
+	struct rbln_plan_policy policy;	/* resolved: no zero defaults left */
+	int64_t prefill_ns_avg;		/* moving average of a prefill step's wall time */
+	int64_t defer_since_ns;		/* prefill work held back since then; 0 = none */
+};
+
+/* Sets the policy of a freshly opened engine (the defaults). */
+void planner_init(struct rbln_engine *e);
+/* After a step ran: what the prefill deferral learns from it. */
+void planner_step_done(struct rbln_engine *e, bool prefill, uint64_t ns);
 
 struct rbln_seq {
 	struct rbln_engine *e;
@@ -49,7 +73,8 @@ struct rbln_seq {
 	size_t n_computed;		/* tokens whose keys and values are cached */
 	int32_t *blocks;		/* block table: blocks[i] holds tokens i*bs.. */
 	uint32_t n_blocks;
-	struct rbln_sample_params params;
+	struct rbln_sampling_params params;	/* stop_token_ids -> stop_ids */
+	int32_t stop_ids[RBLN_SAMPLING_MAX_STOP_IDS];
 	struct rbln_sampler *sampler;
 	enum rbln_seq_end end;
 	int32_t stop_token;
@@ -59,6 +84,7 @@ struct rbln_seq {
 	uint32_t preemptions;
 	rbln_seq_logits_fn logits_fn;	/* rbln_seq_set_logits_fn() */
 	void *logits_user;
+	void *user;			/* rbln_seq_set_user() */
 };
 
 struct rbln_engine {
@@ -73,6 +99,7 @@ struct rbln_engine {
 	struct layout_io io[ENGINE_MAX_PROGRAMS];
 	uint32_t n_progs;
 	struct kv_pool kv;
+	struct planner planner;
 	struct rbln_seq *head, *tail;
 	int64_t eos_ids[RBLN_MAX_EOS_IDS];
 	size_t n_eos_ids;
@@ -91,9 +118,6 @@ int ranks_upload_weights(struct rbln_engine *e, struct rbln_error *err);
 int ranks_load_programs(struct rbln_engine *e, struct rbln_error *err);
 
 /* runtime/seq.c */
-void seq_drop_blocks(struct rbln_seq *s);
 int seq_push_token(struct rbln_seq *s, int32_t id);
-/* Blocks needed to cache the first n tokens. */
-uint32_t seq_blocks_for(const struct rbln_engine *e, size_t n);
 
 #endif

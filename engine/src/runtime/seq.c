@@ -1,52 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* Sequences and the KV block pool they draw from. */
+/* Sequences: their tokens, end and sampler (their KV blocks: kv_pool.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/engine_internal.h"
-
-int kv_pool_init(struct kv_pool *p, uint32_t blocks)
-{
-	uint32_t i;
-
-	p->free_ids = malloc((size_t)blocks * sizeof(*p->free_ids));
-	if (!p->free_ids)
-		return -ENOMEM;
-	/* Hand out low ids first: a small model touches little of the cache. */
-	for (i = 0; i < blocks; i++)
-		p->free_ids[i] = (int32_t)(blocks - 1 - i);
-	p->n_free = p->total = blocks;
-	return 0;
-}
-
-void kv_pool_free(struct kv_pool *p)
-{
-	free(p->free_ids);
-	p->free_ids = NULL;
-}
-
-int32_t kv_pool_take(struct kv_pool *p)
-{
-	return p->n_free ? p->free_ids[--p->n_free] : -1;
-}
-
-void kv_pool_give(struct kv_pool *p, int32_t id)
-{
-	p->free_ids[p->n_free++] = id;
-}
-
-uint32_t seq_blocks_for(const struct rbln_engine *e, size_t n)
-{
-	return (uint32_t)((n + e->cc.kvcache_block_size - 1) / e->cc.kvcache_block_size);
-}
-
-void seq_drop_blocks(struct rbln_seq *s)
-{
-	while (s->n_blocks)
-		kv_pool_give(&s->e->kv, s->blocks[--s->n_blocks]);
-	s->n_computed = 0;
-}
 
 int seq_push_token(struct rbln_seq *s, int32_t id)
 {
@@ -63,17 +21,34 @@ int seq_push_token(struct rbln_seq *s, int32_t id)
 	return 0;
 }
 
+/* What the runtime does not apply must not look applied. */
+static int check_runtime_params(const struct rbln_sampling_params *p, struct rbln_error *err)
+{
+	if (p->n_bad_words)
+		return rbln_error_set(err, -EINVAL, "bad_words are not applied by the runtime: "
+				      "forbid them in a logits hook (rbln_seq_set_logits_fn)");
+	if (p->logprobs >= 0)
+		return rbln_error_set(err, -EINVAL, "logprobs are not computed by the runtime: "
+				      "read them in a logits hook (rbln_seq_set_logits_fn)");
+	if (p->n_stop)
+		return rbln_error_set(err, -EINVAL, "stop strings are matched on text, by the "
+				      "caller (rbln_stop.h), not by the runtime");
+	return 0;
+}
+
 int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_prompt,
-		    const struct rbln_sample_params *params, unsigned flags,
+		    const struct rbln_sampling_params *params, unsigned flags,
 		    struct rbln_seq **out, struct rbln_error *err)
 {
-	struct rbln_sample_params def;
+	struct rbln_sampling_limits lim = { .vocab_size = e->vocab,
+					    .max_model_len = e->cc.max_seq_len };
+	struct rbln_sampling_params def;
 	struct rbln_seq *s;
 	size_t i;
 	int rc;
 
 	if (!params) {
-		rbln_sample_params_default(&def);
+		rbln_sampling_params_init(&def);
 		params = &def;
 	}
 	if (!n_prompt || n_prompt >= e->cc.max_seq_len)
@@ -85,7 +60,9 @@ int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_promp
 			return rbln_error_set(err, -EINVAL, "prompt token %zu is %d, not an id of "
 					      "the vocabulary (0 to %u)", i, prompt[i],
 					      e->vocab - 1);
-	rc = rbln_sample_params_check(params, e->vocab, err);
+	rc = rbln_sampling_params_validate(params, &lim, NULL, err);
+	if (!rc)
+		rc = check_runtime_params(params, err);
 	if (rc)
 		return rc;
 	s = calloc(1, sizeof(*s));
@@ -94,7 +71,7 @@ int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_promp
 	s->e = e;
 	s->cap = n_prompt + 16;
 	s->tokens = malloc(s->cap * sizeof(*s->tokens));
-	s->blocks = malloc(seq_blocks_for(e, e->cc.max_seq_len) * sizeof(*s->blocks));
+	s->blocks = malloc(kv_pool_blocks_for(&e->kv, e->cc.max_seq_len) * sizeof(*s->blocks));
 	s->keep_prompt_logits = flags & RBLN_SEQ_KEEP_PROMPT_LOGITS;
 	if (s->keep_prompt_logits)
 		s->prompt_logits = malloc((size_t)e->vocab * sizeof(float));
@@ -109,6 +86,10 @@ int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_promp
 	memcpy(s->tokens, prompt, n_prompt * sizeof(*prompt));
 	s->n_tokens = s->n_prompt = n_prompt;
 	s->params = *params;
+	if (params->n_stop_token_ids)
+		memcpy(s->stop_ids, params->stop_token_ids,
+		       params->n_stop_token_ids * sizeof(*s->stop_ids));
+	s->params.stop_token_ids = s->stop_ids;
 	s->stop_token = -1;
 	s->prev = e->tail;
 	if (e->tail)
@@ -124,14 +105,14 @@ void rbln_seq_abort(struct rbln_seq *s)
 {
 	if (s->end == RBLN_SEQ_RUNNING)
 		s->end = RBLN_SEQ_END_ABORT;
-	seq_drop_blocks(s);
+	kv_release(s);
 }
 
 void rbln_seq_preempt(struct rbln_seq *s)
 {
 	if (s->end != RBLN_SEQ_RUNNING || !s->n_blocks)
 		return;
-	seq_drop_blocks(s);
+	kv_release(s);
 	s->preemptions++;
 }
 
@@ -142,7 +123,7 @@ void rbln_seq_release(struct rbln_seq *s)
 	if (!s)
 		return;
 	e = s->e;
-	seq_drop_blocks(s);
+	kv_release(s);
 	if (s->prev)
 		s->prev->next = s->next;
 	else
@@ -199,4 +180,14 @@ void rbln_seq_set_logits_fn(struct rbln_seq *s, rbln_seq_logits_fn fn, void *use
 {
 	s->logits_fn = fn;
 	s->logits_user = fn ? user : NULL;
+}
+
+void rbln_seq_set_user(struct rbln_seq *s, void *user)
+{
+	s->user = user;
+}
+
+void *rbln_seq_user(const struct rbln_seq *s)
+{
+	return s->user;
 }

@@ -65,29 +65,23 @@ static uint32_t pick_program(const struct rbln_engine *e, size_t n, uint32_t tot
 	return 0;
 }
 
+/*
+ * The blocks the items need, all or none (the planner took them already;
+ * a caller planning its own steps may not have).
+ */
 static int take_blocks(struct rbln_engine *e, const struct rbln_step_item *items, size_t n,
 		       struct rbln_error *err)
 {
 	uint64_t need = 0;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		const struct rbln_seq *s = items[i].seq;
-		uint32_t want = seq_blocks_for(e, s->n_computed + items[i].n_tokens);
-
-		if (want > s->n_blocks)
-			need += want - s->n_blocks;
-	}
+	for (i = 0; i < n; i++)
+		need += kv_blocks_to_grow(items[i].seq, items[i].n_tokens);
 	if (need > e->kv.n_free)
 		return rbln_error_set(err, -ENOSPC, "the step needs %llu KV blocks, %u are free",
 				      (unsigned long long)need, e->kv.n_free);
-	for (i = 0; i < n; i++) {
-		struct rbln_seq *s = items[i].seq;
-		uint32_t want = seq_blocks_for(e, s->n_computed + items[i].n_tokens);
-
-		while (s->n_blocks < want)
-			s->blocks[s->n_blocks++] = kv_pool_take(&e->kv);
-	}
+	for (i = 0; i < n; i++)
+		kv_grow(items[i].seq, items[i].n_tokens);
 	return 0;
 }
 
@@ -222,13 +216,13 @@ static int32_t device_argmax(const struct rbln_engine *e, const struct layout_io
 static int32_t sample(struct rbln_engine *e, struct rbln_seq *s, const struct layout_io *io,
 		      size_t b)
 {
-	int32_t mask[RBLN_MAX_EOS_IDS + RBLN_SAMPLE_MAX_STOP_IDS];
+	int32_t mask[RBLN_MAX_EOS_IDS + RBLN_SAMPLING_MAX_STOP_IDS];
 	size_t n_mask = 0, i, n_out = s->n_tokens - s->n_prompt;
 	bool first = s->n_computed == s->n_prompt && !s->has_prompt_logits;
 	int32_t id;
 
 	if (!(s->keep_prompt_logits && first) && !s->logits_fn &&
-	    !rbln_sample_params_need_logits(&s->params)) {
+	    !rbln_sampling_params_need_logits(&s->params)) {
 		id = device_argmax(e, io, b);
 		rbln_sampler_accept(s->sampler, id);
 		return id;
@@ -258,7 +252,7 @@ static int take_token(struct rbln_engine *e, struct rbln_seq *s, int32_t id)
 	    is_in(id, s->params.stop_token_ids, s->params.n_stop_token_ids)) {
 		s->end = RBLN_SEQ_END_STOP;
 		s->stop_token = id;
-		seq_drop_blocks(s);
+		kv_release(s);
 		return 0;
 	}
 	rc = seq_push_token(s, id);
@@ -268,7 +262,7 @@ static int take_token(struct rbln_engine *e, struct rbln_seq *s, int32_t id)
 	if ((s->params.max_tokens >= 0 && n_out >= (size_t)s->params.max_tokens) ||
 	    s->n_tokens >= e->cc.max_seq_len) {
 		s->end = RBLN_SEQ_END_LENGTH;
-		seq_drop_blocks(s);
+		kv_release(s);
 	}
 	return 0;
 }
@@ -277,7 +271,7 @@ int rbln_engine_run(struct rbln_engine *e, const struct rbln_step_item *items, s
 		    struct rbln_step_stats *st, struct rbln_error *err)
 {
 	uint64_t t0 = now_ns();
-	uint32_t total = 0, p, sampled = 0;
+	uint32_t total = 0, prompt_tokens = 0, p, sampled = 0;
 	size_t b;
 	int rc;
 
@@ -301,6 +295,9 @@ int rbln_engine_run(struct rbln_engine *e, const struct rbln_step_item *items, s
 	for (b = 0; b < n && !rc; b++) {
 		struct rbln_seq *s = items[b].seq;
 
+		if (!(items[b].n_tokens == 1 && s->n_computed > 0 &&
+		      s->n_computed + 1 == s->n_tokens))
+			prompt_tokens += items[b].n_tokens;
 		s->n_computed += items[b].n_tokens;
 		if (s->n_computed < s->n_tokens)
 			continue;
@@ -309,8 +306,10 @@ int rbln_engine_run(struct rbln_engine *e, const struct rbln_step_item *items, s
 			rbln_error_set(err, rc, "out of memory");
 		sampled++;
 	}
+	planner_step_done(e, p == 0, now_ns() - t0);
 	if (st) {
 		st->tokens = total;
+		st->prompt_tokens = prompt_tokens;
 		st->items = (uint32_t)n;
 		st->program_tokens = e->progs[p].tokens;
 		st->prefill = p == 0;

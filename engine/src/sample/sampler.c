@@ -27,7 +27,7 @@ struct token_count {
 };
 
 struct rbln_sampler {
-	struct rbln_sample_params p;
+	struct rbln_sampling_params p;	/* numbers only: pointers cleared */
 	uint64_t rng[4];
 	struct token_count *map;	/* open addressing, power-of-two size */
 	size_t map_cap, map_len;
@@ -111,8 +111,8 @@ static struct token_count *lookup(struct rbln_sampler *s, int32_t id, bool inser
 	return &s->map[i];
 }
 
-int rbln_sampler_new(const struct rbln_sample_params *p, const int32_t *prompt, size_t n_prompt,
-		     struct rbln_sampler **out)
+int rbln_sampler_new(const struct rbln_sampling_params *p, const int32_t *prompt,
+		     size_t n_prompt, struct rbln_sampler **out)
 {
 	struct rbln_sampler *s = calloc(1, sizeof(*s));
 	uint64_t seed;
@@ -121,6 +121,12 @@ int rbln_sampler_new(const struct rbln_sample_params *p, const int32_t *prompt, 
 	if (!s)
 		return -ENOMEM;
 	s->p = *p;
+	s->p.stop_token_ids = NULL;
+	s->p.n_stop_token_ids = 0;
+	s->p.bad_words = NULL;
+	s->p.n_bad_words = 0;
+	s->p.stop = NULL;
+	s->p.n_stop = 0;
 	if (p->has_seed)
 		seed = p->seed;
 	else if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
@@ -314,7 +320,7 @@ int32_t rbln_sampler_next(struct rbln_sampler *s, float *logits, size_t vocab,
 		for (i = 0; i < n_mask; i++)
 			if (mask_ids[i] >= 0 && (size_t)mask_ids[i] < vocab)
 				logits[mask_ids[i]] = -INFINITY;
-	if (rbln_sample_params_is_greedy(&s->p))
+	if (rbln_sampling_params_is_greedy(&s->p))
 		id = (int32_t)rbln_argmax(logits, vocab);
 	else
 		id = sample_random(s, logits, vocab);

@@ -15,11 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <json-c/json.h>
-
 #include "rbln_config.h"
 #include "util/file.h"
-#include "util/json.h"
 
 static bool is_dir(const char *p)
 {
@@ -35,69 +32,6 @@ static bool has_file(const char *dir, const char *name)
 
 	free(p);
 	return ok;
-}
-
-int serve_compiled_config_load(const char *dir, struct serve_compiled_config *cc,
-			       struct rbln_error *err)
-{
-	static const struct {
-		const char *key;
-		size_t off;
-	} ints[] = {
-		{ "batch_size", offsetof(struct serve_compiled_config, batch_size) },
-		{ "max_seq_len", offsetof(struct serve_compiled_config, max_seq_len) },
-		{ "tensor_parallel_size", offsetof(struct serve_compiled_config, tensor_parallel_size) },
-		{ "kvcache_partition_len", offsetof(struct serve_compiled_config, kvcache_partition_len) },
-		{ "kvcache_block_size", offsetof(struct serve_compiled_config, kvcache_block_size) },
-		{ "prefill_chunk_size", offsetof(struct serve_compiled_config, prefill_chunk_size) },
-	};
-	char *path = rbln_path_join(dir, "rbln_config.json");
-	struct rbln_json_scope s = { .file = path, .prefix = "", .err = err };
-	json_object *o = NULL, *list = NULL;
-	size_t i;
-	int rc;
-
-	memset(cc, 0, sizeof(*cc));
-	if (!path)
-		return rbln_error_set(err, -ENOMEM, "out of memory");
-	rc = rbln_json_load_object(path, &o, err);
-	if (rc)
-		goto out;
-	for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
-		rc = rbln_json_get_int(&s, o, ints[i].key, false, 1, INT32_MAX,
-				       (int64_t *)((char *)cc + ints[i].off));
-		if (rc < 0)
-			goto out;
-	}
-	rc = rbln_json_get_typed(&s, o, "decoder_batch_sizes", false, json_type_array, &list);
-	if (rc < 0)
-		goto out;
-	rc = 0;
-	if (list) {
-		size_t n = json_object_array_length(list);
-
-		if (n > SERVE_MAX_DECODER_BUCKETS) {
-			rc = rbln_error_set(err, -EINVAL, "%s: field 'decoder_batch_sizes' has more "
-					    "than %d entries", path, SERVE_MAX_DECODER_BUCKETS);
-			goto out;
-		}
-		for (i = 0; i < n; i++) {
-			json_object *v = json_object_array_get_idx(list, i);
-
-			if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 1) {
-				rc = rbln_error_set(err, -EINVAL, "%s: field "
-						    "'decoder_batch_sizes[%zu]' must be an "
-						    "integer >= 1", path, i);
-				goto out;
-			}
-			cc->decoder_batch_sizes[i] = json_object_get_int64(v);
-		}
-		cc->n_decoder_batch_sizes = n;
-	}
-out:
-	json_object_put(o);
-	free(path);
-	return rc;
 }
 
 static char *resolve(const char *version_dir, const char *p)
@@ -137,7 +71,7 @@ static int missing_model(const struct serve_model_json *mj, const char *version_
 static int check_compiled(const struct serve_model_json *mj, struct serve_model_plan *plan,
 			  struct rbln_error *err)
 {
-	const struct serve_compiled_config *cc = &plan->compiled;
+	const struct rbln_compiled_config *cc = &plan->compiled;
 	const char *dir = plan->compiled_dir;
 	int64_t block = cc->kvcache_block_size ? cc->kvcache_block_size : cc->kvcache_partition_len;
 
@@ -306,7 +240,8 @@ fail:
 int serve_model_plan_compiled(const struct serve_model_json *mj, struct serve_model_plan *plan,
 			      struct rbln_error *err)
 {
-	int rc = serve_compiled_config_load(plan->compiled_dir, &plan->compiled, err);
+	int rc = rbln_compiled_config_read(plan->compiled_dir, RBLN_COMPILED_KEYS_PRESENT,
+					   &plan->compiled, err);
 
 	if (rc)
 		return rc;

@@ -15,25 +15,9 @@
 #include <stdint.h>
 
 #include "model_json.h"
+#include "rbln_compile.h"
 #include "rbln_error.h"
 #include "rbln_serving.h"
-
-#define SERVE_MAX_DECODER_BUCKETS 16
-
-/*
- * rbln_config.json of a compiled model, the keys DESIGN.md lists for
- * rbln-compile.  Absent keys read as 0; the engine owns the format.
- */
-struct serve_compiled_config {
-	int64_t batch_size;
-	int64_t max_seq_len;
-	int64_t tensor_parallel_size;
-	int64_t kvcache_partition_len;
-	int64_t kvcache_block_size;
-	int64_t prefill_chunk_size;
-	int64_t decoder_batch_sizes[SERVE_MAX_DECODER_BUCKETS];
-	size_t n_decoder_batch_sizes;
-};
 
 enum serve_source_kind {
 	SERVE_SRC_COMPILED,	/* holds rbln_config.json */
@@ -45,7 +29,7 @@ struct serve_model_plan {
 	char *source_dir;	/* model.json "model", resolved */
 	char *compiled_dir;	/* source_dir, or where an HF model is compiled to */
 	char *tokenizer_dir;	/* tokenizer.json and the chat template */
-	struct serve_compiled_config compiled;	/* read once compiled */
+	struct rbln_compiled_config compiled;	/* rbln_config.json, keys present */
 	int64_t max_position_embeddings;	/* HF: from config.json */
 	/* effective engine arguments */
 	uint32_t max_num_seqs;
@@ -57,10 +41,6 @@ struct serve_model_plan {
 	uint64_t seed;
 	int32_t max_logprobs;
 };
-
-/* Reads DIR/rbln_config.json. */
-int serve_compiled_config_load(const char *dir, struct serve_compiled_config *cc,
-			       struct rbln_error *err);
 
 /*
  * Resolves and classifies model.json's model, fills the defaults and, for a

@@ -13,9 +13,10 @@
  * an HTTP thread holding the serving layer's job lock may call cancel().
  *
  * A request lives in exactly one place at a time: the inbox (submitted,
- * not yet seen by the scheduler), the waiting list (FCFS, never scheduled
- * or preempted), the running list (an engine sequence that holds or is
- * about to hold KV blocks), or nowhere once its final event is delivered.
+ * not yet seen by the scheduler), the active list (in arrival order, with
+ * an engine sequence the runtime's planner schedules: waiting or running),
+ * or nowhere once its final event is delivered.  What runs when is the
+ * planner's (rbln_engine_plan()); this binding only sets its policy.
  */
 #ifndef RBLN_SERVING_ENGINE_BINDING_H
 #define RBLN_SERVING_ENGINE_BINDING_H
@@ -43,11 +44,12 @@ struct se_bad_word {
 struct rbln_gen_handle {
 	struct rbln_serving_engine *e;
 	/* Set by submit(), read-only afterwards. */
-	uint64_t arrival;		/* submission order: FCFS and preemption order */
+	uint64_t arrival;		/* submission order (the seed of unseeded requests) */
 	uint64_t id;
 	int32_t *prompt;
 	size_t n_prompt;
-	struct rbln_sample_params sp;	/* the engine's form of the sampling params */
+	struct rbln_sampling_params sp;	/* the runtime's part of the request's params */
+	int32_t stop_ids[RBLN_SAMPLING_MAX_STOP_IDS];	/* sp.stop_token_ids */
 	struct se_bad_word *bad;
 	size_t n_bad;
 	int32_t logprobs;		/* -1 none, else top-k alternatives wanted */
@@ -61,7 +63,7 @@ struct rbln_gen_handle {
 
 	/* Owned by the scheduler thread. */
 	struct rbln_gen_handle *prev, *next;
-	struct rbln_seq *seq;		/* created at first admission */
+	struct rbln_seq *seq;		/* created when taken from the inbox */
 	size_t n_sent;			/* output ids delivered */
 	int64_t t_scheduled_ns, t_first_ns;
 	bool stop_asked;		/* the callback returned RBLN_GEN_STOP */
@@ -96,7 +98,6 @@ struct rbln_serving_engine {
 	struct rbln_engine *engine;
 	const struct rbln_compiled_config *cc;
 	uint32_t batch;			/* max_num_seqs */
-	uint32_t step_tokens;		/* min(prefill chunk, max_num_batched_tokens) */
 	uint32_t max_model_len;
 	uint32_t max_waiting;
 	uint32_t block_size;
@@ -112,7 +113,7 @@ struct rbln_serving_engine {
 	pthread_mutex_t mu;		/* guards everything below */
 	pthread_cond_t wake;
 	struct se_list inbox;
-	size_t n_waiting_seen;		/* waiting.n as of the scheduler's last look */
+	size_t n_waiting_seen;		/* active requests not running, at the last look */
 	size_t free_slots_seen;		/* max_num_seqs - running.n, likewise */
 	bool stopping;
 	uint64_t next_arrival;
@@ -123,19 +124,14 @@ struct rbln_serving_engine {
 	double utilization;
 
 	/* Scheduler thread only. */
-	struct se_list waiting;
-	struct se_list running;
+	struct se_list active;		/* waiting or running, in arrival order */
 	struct se_published acc;	/* accumulating; copied to pub after each step */
-	int64_t prefill_ns_avg;		/* moving average of a prefill step's wall time */
-	int64_t defer_since_ns;		/* prefill work held back since then; 0 = none */
 	struct rbln_step_item *items;	/* [batch] the step being planned */
 	struct rbln_gen_handle **item_h;	/* [batch] the request of each item */
 };
 
 /* lists.c */
 void se_list_push_back(struct se_list *l, struct rbln_gen_handle *h);
-/* Inserts h before the first entry that arrived after it (FCFS order). */
-void se_list_insert_sorted(struct se_list *l, struct rbln_gen_handle *h);
 void se_list_remove(struct se_list *l, struct rbln_gen_handle *h);
 /* Moves every entry of from to the back of to. */
 void se_list_splice(struct se_list *to, struct se_list *from);
@@ -148,21 +144,16 @@ void se_cancel(struct rbln_gen_handle *h);
 void se_release(struct rbln_gen_handle *h);
 void se_request_free(struct rbln_gen_handle *h);
 
-/* planner.c: one step's items; may preempt (moving requests to waiting). */
-size_t se_plan(struct rbln_serving_engine *e, int64_t now_ns);
-/* Tokens a sequence has cached (its computed tokens). */
-size_t se_seq_computed(const struct rbln_seq *s);
-
 /* events.c: deliveries, on the scheduler thread, with no lock held. */
 /* New ids of a running request; returns true if the callback asked to stop. */
 bool se_deliver_tokens(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 		       int64_t now_ns);
 /*
- * Ends a request: takes it off its list (the caller names which), gives its
- * sequence back to the engine and delivers the final event.  After this the
- * request belongs to the serving layer (it may already be released).
+ * Ends a request: takes it off the active list, gives its sequence back to
+ * the engine and delivers the final event.  After this the request belongs
+ * to the serving layer (it may already be released).
  */
-void se_finish(struct rbln_serving_engine *e, struct se_list *from, struct rbln_gen_handle *h,
+void se_finish(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 	       enum rbln_finish_reason reason, int error_code, const char *msg,
 	       int64_t now_ns);
 
@@ -174,12 +165,16 @@ void se_logprobs_take(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 
 /* stats.c */
 void se_publish(struct rbln_serving_engine *e);
+/* Active requests the planner admitted (their sequences hold KV blocks). */
+uint32_t se_num_running(const struct rbln_serving_engine *e);
 void se_stats(struct rbln_serving_engine *e, struct rbln_serving_stats *st);
 /* Maps tensor-parallel ranks to device indices (the devices option or RBLN_DEVICES). */
 void se_devices_map(struct rbln_serving_engine *e, const char *devices, uint32_t n_ranks);
 
 /* scheduler.c */
 void *se_scheduler_main(void *arg);
+/* The planner's preemption callback: counts and logs (user is the model). */
+void se_preempted(void *user, struct rbln_seq *s);
 
 int64_t se_now_ns(void);
 

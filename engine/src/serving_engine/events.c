@@ -40,7 +40,7 @@ bool se_deliver_tokens(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 	return h->cb(h->user, &ev) == RBLN_GEN_STOP;
 }
 
-void se_finish(struct rbln_serving_engine *e, struct se_list *from, struct rbln_gen_handle *h,
+void se_finish(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 	       enum rbln_finish_reason reason, int error_code, const char *msg,
 	       int64_t now_ns)
 {
@@ -74,7 +74,7 @@ void se_finish(struct rbln_serving_engine *e, struct se_list *from, struct rbln_
 	ev.n_output_tokens = n_out + (ev.stop_token_id >= 0);
 	ev.t_scheduled_ns = h->t_scheduled_ns;
 	ev.t_first_token_ns = h->t_first_ns;
-	se_list_remove(from, h);
+	se_list_remove(&e->active, h);
 	h->seq = NULL;
 	/*
 	 * Blocks free and the snapshot current before the client can hear of

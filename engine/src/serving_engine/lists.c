@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The request lists of the scheduler (inbox, waiting, running). */
+/* The request lists of the scheduler (inbox, active). */
 #include "serving_engine/binding.h"
 
 void se_list_push_back(struct se_list *l, struct rbln_gen_handle *h)
@@ -11,26 +11,6 @@ void se_list_push_back(struct se_list *l, struct rbln_gen_handle *h)
 	else
 		l->head = h;
 	l->tail = h;
-	l->n++;
-}
-
-void se_list_insert_sorted(struct se_list *l, struct rbln_gen_handle *h)
-{
-	struct rbln_gen_handle *at;
-
-	for (at = l->head; at && at->arrival < h->arrival; at = at->next)
-		;
-	if (!at) {
-		se_list_push_back(l, h);
-		return;
-	}
-	h->next = at;
-	h->prev = at->prev;
-	if (at->prev)
-		at->prev->next = h;
-	else
-		l->head = h;
-	at->prev = h;
 	l->n++;
 }
 

@@ -42,6 +42,28 @@ static int se_compile(const struct rbln_compile_spec *spec, struct rbln_error *e
 	return rbln_compile(spec->hf_dir, spec->out_dir, &opt, err);
 }
 
+/*
+ * The runtime planner's policy for serving: max_num_seqs running at once,
+ * steps of min(prefill_chunk_size, max_num_batched_tokens) tokens, small
+ * prefills held back while others decode, strict FCFS admission.
+ */
+static int set_policy(struct rbln_serving_engine *e, const struct rbln_serving_model_spec *spec,
+		      struct rbln_error *err)
+{
+	struct rbln_plan_policy policy = {
+		.max_seqs = e->batch,
+		.step_tokens = e->cc->prefill_chunk_size,
+		.defer_prefill = true,
+		.admission = RBLN_ADMIT_FCFS,
+		.preempted = se_preempted,
+		.user = e,
+	};
+
+	if (spec->max_num_batched_tokens && spec->max_num_batched_tokens < policy.step_tokens)
+		policy.step_tokens = spec->max_num_batched_tokens;
+	return rbln_engine_set_policy(e->engine, &policy, err);
+}
+
 /* model.json against what was compiled (rbln-serve checked it too; this is the engine's word). */
 static int check_spec(const struct rbln_serving_model_spec *spec,
 		      const struct rbln_compiled_config *cc, struct rbln_error *err)
@@ -128,9 +150,6 @@ static int se_open(const struct rbln_serving_model_spec *spec, struct rbln_servi
 	}
 	e->batch = spec->max_num_seqs ? spec->max_num_seqs : cc->batch_size;
 	e->max_model_len = spec->max_model_len ? spec->max_model_len : cc->max_seq_len;
-	e->step_tokens = cc->prefill_chunk_size;
-	if (spec->max_num_batched_tokens && spec->max_num_batched_tokens < e->step_tokens)
-		e->step_tokens = spec->max_num_batched_tokens;
 	e->max_waiting = spec->max_waiting ? spec->max_waiting : DEFAULT_MAX_WAITING;
 	e->block_size = cc->kvcache_block_size;
 	e->kv_blocks_total = info.kv_blocks_total;
@@ -140,6 +159,11 @@ static int se_open(const struct rbln_serving_model_spec *spec, struct rbln_servi
 	log = getenv("RBLN_SERVE_LOG_STEPS");
 	e->log_steps = log && *log && strcmp(log, "0");
 	se_devices_map(e, spec->devices, info.n_devices);
+	rc = set_policy(e, spec, err);
+	if (rc) {
+		free_engine(e);
+		return rc;
+	}
 	e->items = calloc(e->batch, sizeof(*e->items));
 	e->item_h = calloc(e->batch, sizeof(*e->item_h));
 	if (!e->items || !e->item_h) {

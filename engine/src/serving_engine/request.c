@@ -28,38 +28,38 @@ void se_request_free(struct rbln_gen_handle *h)
 }
 
 /*
- * The engine's sampling parameters of a request.  Lengths are bounded by
- * the served max_model_len (which may be below the compiled max_seq_len),
- * so a sequence ends with "length" exactly where the client was told.
+ * The runtime's sampling parameters of a request: the request's own, with
+ * lengths bounded by the served max_model_len (which may be below the
+ * compiled max_seq_len, so a sequence ends with "length" exactly where the
+ * client was told), its stop ids copied (the request's are borrowed), and
+ * what the runtime leaves to this binding (bad words and logprobs: the
+ * logits hook; stop strings: the serving layer's text stream) taken out.
  */
 static int convert_params(const struct rbln_serving_engine *e, const struct rbln_gen_request *r,
-			  struct rbln_sample_params *sp, struct rbln_error *err)
+			  struct rbln_gen_handle *h, struct rbln_error *err)
 {
-	const struct rbln_sampling_params *p = &r->params;
+	struct rbln_sampling_limits lim = { .vocab_size = e->vocab,
+					    .max_model_len = e->max_model_len };
 	int64_t room = (int64_t)e->max_model_len - (int64_t)r->n_prompt_ids;
+	struct rbln_sampling_params *sp = &h->sp;
+	int rc = rbln_sampling_params_validate(&r->params, &lim, NULL, err);
 
-	rbln_sample_params_default(sp);
-	sp->temperature = p->temperature;
-	sp->top_k = p->top_k;
-	sp->top_p = p->top_p;
-	sp->min_p = p->min_p;
-	sp->repetition_penalty = p->repetition_penalty;
-	sp->presence_penalty = p->presence_penalty;
-	sp->frequency_penalty = p->frequency_penalty;
-	sp->has_seed = p->has_seed;
-	sp->seed = p->seed;
-	sp->max_tokens = p->max_tokens < 0 || p->max_tokens > room ? room : p->max_tokens;
-	sp->min_tokens = p->min_tokens > sp->max_tokens ? sp->max_tokens : p->min_tokens;
-	sp->ignore_eos = p->ignore_eos;
-	if (p->n_stop_token_ids > RBLN_SAMPLE_MAX_STOP_IDS)
-		return rbln_error_set(err, -EINVAL, "field 'stop_token_ids' has %zu ids; the engine "
-				      "takes at most %d", p->n_stop_token_ids,
-				      RBLN_SAMPLE_MAX_STOP_IDS);
-	if (p->n_stop_token_ids)
-		memcpy(sp->stop_token_ids, p->stop_token_ids,
-		       p->n_stop_token_ids * sizeof(*p->stop_token_ids));
-	sp->n_stop_token_ids = p->n_stop_token_ids;
-	return rbln_sample_params_check(sp, e->vocab, err);
+	if (rc)
+		return rc;
+	*sp = r->params;
+	if (sp->max_tokens < 0 || sp->max_tokens > room)
+		sp->max_tokens = room;
+	if (sp->min_tokens > sp->max_tokens)
+		sp->min_tokens = sp->max_tokens;
+	if (sp->n_stop_token_ids)
+		memcpy(h->stop_ids, sp->stop_token_ids, sp->n_stop_token_ids * sizeof(*h->stop_ids));
+	sp->stop_token_ids = h->stop_ids;
+	sp->bad_words = NULL;
+	sp->n_bad_words = 0;
+	sp->logprobs = -1;
+	sp->stop = NULL;
+	sp->n_stop = 0;
+	return 0;
 }
 
 static int check_prompt(const struct rbln_serving_engine *e, const struct rbln_gen_request *r,
@@ -135,7 +135,7 @@ int se_submit(struct rbln_serving_engine *e, const struct rbln_gen_request *req,
 	h->logprobs = req->params.logprobs;
 	atomic_init(&h->cancelled, false);
 	atomic_init(&h->done, false);
-	rc = convert_params(e, req, &h->sp, err);
+	rc = convert_params(e, req, h, err);
 	if (!rc)
 		rc = copy_bad_words(h, &req->params, e->vocab, err);
 	if (!rc && h->logprobs > RBLN_SAMPLING_MAX_LOGPROBS)

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The scheduler thread of one model: the only thread that uses its
- * engine.  Each iteration takes the new requests from the inbox, ends the
- * cancelled and the expired ones (freeing their KV blocks before anything
- * is planned), plans a step (planner.c), runs it, and delivers what the
- * step produced.  Cancellation and deadlines therefore act at the next
+ * engine.  Each iteration takes the new requests from the inbox (each
+ * becomes an engine sequence), ends the cancelled and the expired ones
+ * (freeing their KV blocks before anything is planned), has the runtime's
+ * planner plan a step (rbln_engine_plan(), with the policy ops.c set),
+ * runs it, and delivers what the step produced.  Cancellation and deadlines therefore act at the next
  * step boundary: a step is the unit of work and cannot be interrupted.
  */
 #include <errno.h>
@@ -22,27 +23,62 @@ int64_t se_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Ends the requests of a list that were cancelled or ran past their deadline. */
-static void reap_list(struct rbln_serving_engine *e, struct se_list *l, int64_t now)
+/* The engine sequence of a request taken from the inbox (the planner's from now on). */
+static void make_seq(struct rbln_serving_engine *e, struct rbln_gen_handle *h, int64_t now)
+{
+	struct rbln_error err = { 0 };
+	int rc = rbln_engine_add(e->engine, h->prompt, h->n_prompt, &h->sp, 0, &h->seq, &err);
+
+	if (!rc)
+		rc = se_logits_attach(e, h);
+	if (rc) {
+		se_finish(e, h, RBLN_FINISH_ERROR, rc, err.msg[0] ? err.msg : "out of memory", now);
+		return;
+	}
+	rbln_seq_set_user(h->seq, h);
+}
+
+/*
+ * Gives the new requests their sequences, then ends the ones that were
+ * cancelled or ran past their deadline.
+ */
+static void intake_and_reap(struct rbln_serving_engine *e, int64_t now)
 {
 	struct rbln_gen_handle *h, *next;
 
-	for (h = l->head; h; h = next) {
+	for (h = e->active.head; h; h = next) {
+		next = h->next;
+		if (!h->seq)
+			make_seq(e, h, now);
+	}
+	for (h = e->active.head; h; h = next) {
 		next = h->next;
 		if (atomic_load(&h->cancelled))
-			se_finish(e, l, h, RBLN_FINISH_ABORT, -ECANCELED, "the request was cancelled",
+			se_finish(e, h, RBLN_FINISH_ABORT, -ECANCELED, "the request was cancelled",
 				  now);
 		else if (h->deadline_ns && now >= h->deadline_ns)
-			se_finish(e, l, h, RBLN_FINISH_ABORT, -ETIMEDOUT,
+			se_finish(e, h, RBLN_FINISH_ABORT, -ETIMEDOUT,
 				  "the request's deadline passed", now);
 	}
 }
 
-static void abort_all(struct rbln_serving_engine *e, struct se_list *l, int64_t now)
+static void abort_all(struct rbln_serving_engine *e, int64_t now)
 {
-	while (l->head)
-		se_finish(e, l, l->head, RBLN_FINISH_ABORT, -ESHUTDOWN,
+	while (e->active.head)
+		se_finish(e, e->active.head, RBLN_FINISH_ABORT, -ESHUTDOWN,
 			  "the model is shutting down", now);
+}
+
+/* The planner's preemption callback (the policy ops.c sets). */
+void se_preempted(void *user, struct rbln_seq *s)
+{
+	struct rbln_serving_engine *e = user;
+	const struct rbln_gen_handle *h = rbln_seq_user(s);
+
+	e->acc.preemptions_total++;
+	if (e->log_steps)
+		fprintf(stderr, "rbln-serve: %s: preempted request %llu (recompute)\n", e->name,
+			(unsigned long long)h->id);
 }
 
 static enum rbln_finish_reason reason_of(enum rbln_seq_end end)
@@ -72,13 +108,15 @@ static void run_step(struct rbln_serving_engine *e, size_t n)
 {
 	struct rbln_error err = { 0 };
 	struct rbln_step_stats st;
-	size_t i, prompt_tokens = 0;
-	int64_t now;
+	int64_t now = se_now_ns();
+	size_t i;
 	int rc;
 
-	for (i = 0; i < n; i++)
-		if (!(e->items[i].n_tokens == 1 && se_seq_computed(e->items[i].seq) > 0))
-			prompt_tokens += e->items[i].n_tokens;
+	for (i = 0; i < n; i++) {
+		e->item_h[i] = rbln_seq_user(e->items[i].seq);
+		if (!e->item_h[i]->t_scheduled_ns)
+			e->item_h[i]->t_scheduled_ns = now;
+	}
 	rc = rbln_engine_run(e->engine, e->items, n, &st, &err);
 	now = se_now_ns();
 	if (rc) {
@@ -88,20 +126,14 @@ static void run_step(struct rbln_serving_engine *e, size_t n)
 			struct rbln_gen_handle *h = e->item_h[i];
 
 			rbln_seq_abort(h->seq);
-			se_finish(e, &e->running, h, RBLN_FINISH_ERROR, rc, err.msg, now);
+			se_finish(e, h, RBLN_FINISH_ERROR, rc, err.msg, now);
 		}
 		return;
 	}
 	e->acc.steps_total++;
-	e->acc.prompt_tokens_total += prompt_tokens;
+	e->acc.prompt_tokens_total += st.prompt_tokens;
 	e->acc.generation_tokens_total += st.sampled;
 	e->acc.busy_ns_total += st.ns;
-	if (st.prefill) {
-		/* An average over about the last eight prefill steps. */
-		e->prefill_ns_avg = e->prefill_ns_avg ? e->prefill_ns_avg +
-				    ((int64_t)st.ns - e->prefill_ns_avg) / 8 : (int64_t)st.ns;
-		e->defer_since_ns = 0;
-	}
 	if (e->log_steps)
 		log_step(e, n, &st);
 	for (i = 0; i < n; i++) {
@@ -109,12 +141,12 @@ static void run_step(struct rbln_serving_engine *e, size_t n)
 		enum rbln_seq_end end = rbln_seq_end(h->seq);
 
 		if (end != RBLN_SEQ_RUNNING) {
-			se_finish(e, &e->running, h, reason_of(end), 0, NULL, now);
+			se_finish(e, h, reason_of(end), 0, NULL, now);
 		} else if (se_deliver_tokens(e, h, now)) {
 			/* A stop string completed: no more tokens, blocks freed now. */
 			h->stop_asked = true;
 			rbln_seq_abort(h->seq);
-			se_finish(e, &e->running, h, RBLN_FINISH_STOP, 0, NULL, now);
+			se_finish(e, h, RBLN_FINISH_STOP, 0, NULL, now);
 		}
 	}
 }
@@ -148,16 +180,17 @@ static void gather_burst(struct rbln_serving_engine *e)
 /* Waits for work; returns false when the model is closing. */
 static bool wait_for_work(struct rbln_serving_engine *e)
 {
+	uint32_t running = se_num_running(e);
 	bool stopping, idled = false;
 
 	pthread_mutex_lock(&e->mu);
 	for (;;) {
 		if (idled && e->inbox.n)
 			gather_burst(e);
-		se_list_splice(&e->waiting, &e->inbox);
-		e->n_waiting_seen = e->waiting.n;
-		e->free_slots_seen = e->batch - e->running.n;
-		if (e->stopping || e->waiting.n || e->running.n)
+		se_list_splice(&e->active, &e->inbox);
+		e->n_waiting_seen = e->active.n - running;
+		e->free_slots_seen = e->batch - running;
+		if (e->stopping || e->active.n)
 			break;
 		/* Idle: wake at least once a second so the utilization gauge decays. */
 		{
@@ -186,10 +219,8 @@ void *se_scheduler_main(void *arg)
 	size_t n;
 
 	while (wait_for_work(e)) {
-		now = se_now_ns();
-		reap_list(e, &e->running, now);
-		reap_list(e, &e->waiting, now);
-		n = se_plan(e, now);
+		intake_and_reap(e, se_now_ns());
+		n = rbln_engine_plan(e->engine, e->items);
 		if (n)
 			run_step(e, n);
 		se_publish(e);
@@ -197,10 +228,9 @@ void *se_scheduler_main(void *arg)
 	/* close(): whatever is left ends now (rbln-serve drains before it closes). */
 	now = se_now_ns();
 	pthread_mutex_lock(&e->mu);
-	se_list_splice(&e->waiting, &e->inbox);
+	se_list_splice(&e->active, &e->inbox);
 	pthread_mutex_unlock(&e->mu);
-	abort_all(e, &e->running, now);
-	abort_all(e, &e->waiting, now);
+	abort_all(e, now);
 	se_publish(e);
 	return NULL;
 }

@@ -50,6 +50,14 @@ void se_devices_map(struct rbln_serving_engine *e, const char *devices, uint32_t
 		e->devices[r] = (int32_t)r;
 }
 
+uint32_t se_num_running(const struct rbln_serving_engine *e)
+{
+	struct rbln_engine_info info;
+
+	rbln_engine_get_info(e->engine, &info);
+	return info.n_running;
+}
+
 /* Called by the scheduler, after a step or an idle wait. */
 void se_publish(struct rbln_serving_engine *e)
 {
@@ -60,12 +68,12 @@ void se_publish(struct rbln_serving_engine *e)
 	rbln_engine_get_info(e->engine, &info);
 	for (i = 0; i < e->cc->n_decoder_batch_sizes && i < RBLN_MAX_DECODER_BATCHES; i++)
 		e->acc.bucket_steps[i] = info.decode_steps[i];
-	e->acc.num_running = (uint32_t)e->running.n;
+	e->acc.num_running = info.n_running;
 	e->acc.kv_blocks_used = info.kv_blocks_total - info.kv_blocks_free;
 	pthread_mutex_lock(&e->mu);
-	e->acc.num_waiting = (uint32_t)(e->waiting.n + e->inbox.n);
-	e->n_waiting_seen = e->waiting.n;
-	e->free_slots_seen = e->batch - e->running.n;
+	e->acc.num_waiting = (uint32_t)(e->active.n - info.n_running + e->inbox.n);
+	e->n_waiting_seen = e->active.n - info.n_running;
+	e->free_slots_seen = e->batch - info.n_running;
 	e->pub = e->acc;
 	if (now - e->util_win_start_ns >= UTIL_WINDOW_NS) {
 		e->utilization = (double)(e->pub.busy_ns_total - e->util_win_busy_ns) /

@@ -33,9 +33,11 @@ libs="$(pkg-config --libs json-c libpcre2-8 libmicrohttpd) -lpthread -lm"
 
 echo "building in $work"
 objs=""
-# The model-loading front end and the serving layer; not the compiler or
-# runtime, which need libnpu.
-for d in util config weights tokenizer jinja chat serve; do
+# The model-loading front end (engine_front_sources in engine/meson.build,
+# with the rbln_config.json reader and the sampling parameters) and the
+# serving layer; not the compiler or runtime, which need libnpu.
+for d in util config weights tokenizer jinja chat serve program/compiled_config.c \
+	 sample/sampling_params.c; do
 	for f in $(find "$src/engine/src/$d" -name '*.c' | sort); do
 		o="$work/obj/$(echo "${f#$src/}" | tr / _).o"
 		$cc $cflags -fsanitize=fuzzer-no-link -c "$f" -o "$o"

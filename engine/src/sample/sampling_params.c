@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Defaults and validation of struct rbln_sampling_params.  The rules are
- * vLLM's SamplingParams checks, so a request vLLM accepts is accepted here
- * and one it rejects is rejected with the same field named.
+ * Defaults and validation of struct rbln_sampling_params, the one
+ * sampling type of the engine.  The rules are vLLM's SamplingParams
+ * checks, so a request vLLM accepts is accepted here and one it rejects is
+ * rejected with the same field named.
  */
-#include "rbln_serving.h"
+#include "rbln_sampling.h"
 
 #include <errno.h>
 #include <math.h>
@@ -134,6 +135,9 @@ int rbln_sampling_params_validate(const struct rbln_sampling_params *p,
 			   (long long)p->max_tokens);
 	if (p->n_stop_token_ids && !p->stop_token_ids)
 		return BAD(RBLN_SP_STOP_TOKEN_IDS, "is missing its ids");
+	if (p->n_stop_token_ids > RBLN_SAMPLING_MAX_STOP_IDS)
+		return BAD(RBLN_SP_STOP_TOKEN_IDS, "has %zu ids; the engine takes at most %d",
+			   p->n_stop_token_ids, RBLN_SAMPLING_MAX_STOP_IDS);
 	rc = check_ids(p->stop_token_ids, p->n_stop_token_ids, lim, names,
 		       RBLN_SP_STOP_TOKEN_IDS, 0, err);
 	if (rc)
@@ -155,4 +159,16 @@ int rbln_sampling_params_validate(const struct rbln_sampling_params *p,
 			return BAD(RBLN_SP_STOP, "entry %zu is an empty string, which would "
 				   "stop before any output", i);
 	return 0;
+}
+
+bool rbln_sampling_params_is_greedy(const struct rbln_sampling_params *p)
+{
+	/* vLLM treats temperatures below 1e-5 as greedy. */
+	return p->temperature < 1e-5;
+}
+
+bool rbln_sampling_params_need_logits(const struct rbln_sampling_params *p)
+{
+	return !rbln_sampling_params_is_greedy(p) || p->repetition_penalty != 1.0 ||
+	       p->presence_penalty != 0.0 || p->frequency_penalty != 0.0 || p->min_tokens > 0;
 }
