@@ -28,7 +28,7 @@ DOC_SUFFIXES = (".md", ".txt", ".rst")
 # Data files written by other tools (weights, tokenizers, transformers'
 # reference outputs) are not ours to rewrite and are skipped whole.
 DATA_SUFFIXES = (".safetensors", ".model", ".bin", ".gguf")
-SKIP_DIRS = {".git"}
+SKIP_NAMES = {".git"}  # a checkout's directory, or a worktree's file
 MAX_TEXT = 4 << 20
 
 
@@ -42,8 +42,10 @@ def offenders(root):
         if is_build_dir(dirpath, set(dirnames) | set(filenames)):
             dirnames[:] = []
             continue
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_NAMES)
         for name in sorted(filenames):
+            if name in SKIP_NAMES:
+                continue
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, root)
             if os.path.islink(path) or not os.path.isfile(path):
