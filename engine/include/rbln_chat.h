@@ -24,6 +24,9 @@ struct rbln_chat_tokens {
 	const char *pad_token;
 };
 
+/* The longest template accepted: real ones are a few KiB. */
+#define RBLN_CHAT_TEMPLATE_MAX ((size_t)1 << 20)
+
 /* The template transformers uses when none is named. */
 #define RBLN_CHAT_TEMPLATE_DEFAULT "default"
 

@@ -44,6 +44,12 @@ int rbln_chat_template_from_text(const char *src, size_t len, const char *name,
 	int rc;
 
 	*out = NULL;
+	if (len > RBLN_CHAT_TEMPLATE_MAX) {
+		free(t);
+		return rbln_error_set(err, -EFBIG,
+				      "%s: a %zu-byte chat template is more than the %zu bytes "
+				      "allowed", name, len, (size_t)RBLN_CHAT_TEMPLATE_MAX);
+	}
 	if (!t)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
 	if (tokens) {
@@ -205,7 +211,7 @@ int rbln_chat_template_load_named(const char *dir, const char *want,
 		want = RBLN_CHAT_TEMPLATE_DEFAULT;
 	/* Like transformers, a chat_template.jinja file takes precedence. */
 	if (rbln_file_exists(jinja_path) && !strcmp(want, RBLN_CHAT_TEMPLATE_DEFAULT)) {
-		rc = rbln_file_read(jinja_path, &text, &len, err);
+		rc = rbln_file_read_max(jinja_path, RBLN_CHAT_TEMPLATE_MAX, &text, &len, err);
 		src = text;
 		name = jinja_path;
 	} else if (config) {
