@@ -16,6 +16,7 @@
 
 #include "model_json.h"
 #include "rbln_error.h"
+#include "rbln_fingerprint.h"
 #include "rbln_serving.h"
 
 #define SERVE_MAX_DECODER_BUCKETS 16
@@ -56,6 +57,8 @@ struct serve_model_plan {
 	bool has_seed;
 	uint64_t seed;
 	int32_t max_logprobs;
+	/* HF: rbln_checkpoint_fingerprint() of source_dir, the cache's key */
+	char fingerprint[RBLN_FINGERPRINT_LEN + 1];
 };
 
 /* Reads DIR/rbln_config.json. */

@@ -172,3 +172,21 @@ int rbln_fd_read_at(int fd, void *buf, size_t n, uint64_t off)
 	}
 	return 0;
 }
+
+int rbln_fd_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}

@@ -43,6 +43,9 @@ bool rbln_file_exists(const char *path);
  */
 int rbln_fd_read_at(int fd, void *buf, size_t n, uint64_t off);
 
+/* Writes all @n bytes (retrying short writes and EINTR): 0 or -errno. */
+int rbln_fd_write_all(int fd, const void *buf, size_t n);
+
 /* Returns "dir/name" in a heap buffer, or NULL when out of memory. */
 char *rbln_path_join(const char *dir, const char *name);
 
