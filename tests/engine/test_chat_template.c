@@ -177,6 +177,28 @@ static void test_extra_vars_reserved(void **state)
 	free(dir);
 }
 
+/* Render errors reach HTTP clients: they name the template file, not its path. */
+static void test_render_error_names_no_path(void **state)
+{
+	char *dir = model_with_template("\"x\""), *path = test_join(dir, "chat_template.jinja");
+	struct rbln_error err = { 0 };
+	struct rbln_chat_template *t;
+	char *text;
+	size_t len;
+
+	(void)state;
+	test_write_text(path, "a\n{{ raise_exception('no') }}");
+	assert_int_equal(rbln_chat_template_load_named(dir, NULL, &t, &err), 0);
+	assert_true(rbln_chat_render_json(t, hello, strlen(hello), NULL, &text, &len, &err) < 0);
+	test_assert_contains_all(err.msg, "chat_template.jinja line 2", "no", NULL);
+	if (strchr(err.msg, '/'))
+		fail_msg("error names a path: %s", err.msg);
+	rbln_chat_template_free(t);
+	test_rmtree(dir);
+	free(path);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +208,7 @@ int main(void)
 		cmocka_unit_test(test_list_malformed_entries),
 		cmocka_unit_test(test_single_template_named),
 		cmocka_unit_test(test_extra_vars_reserved),
+		cmocka_unit_test(test_render_error_names_no_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -213,7 +213,9 @@ int rbln_chat_template_load_named(const char *dir, const char *want,
 	if (rbln_file_exists(jinja_path) && !strcmp(want, RBLN_CHAT_TEMPLATE_DEFAULT)) {
 		rc = rbln_file_read_max(jinja_path, RBLN_CHAT_TEMPLATE_MAX, &text, &len, err);
 		src = text;
-		name = jinja_path;
+		/* The template's name is in every render error, which reaches
+		 * the server's clients: the file name, not the server's path. */
+		name = "chat_template.jinja";
 	} else if (config) {
 		rc = template_from_config(config_path, config, want, &src, &len, err);
 		name = "tokenizer_config.json chat_template";
