@@ -24,6 +24,20 @@ struct rbln_chat_tokens {
 	const char *pad_token;
 };
 
+/* The longest template accepted: real ones are a few KiB. */
+#define RBLN_CHAT_TEMPLATE_MAX ((size_t)1 << 20)
+
+/* The template transformers uses when none is named. */
+#define RBLN_CHAT_TEMPLATE_DEFAULT "default"
+
+/*
+ * Loads the template called `name` (NULL or "" = "default"): chat_template.jinja
+ * is the default one; tokenizer_config.json's "chat_template" is one template
+ * or a list of {"name", "template"}.
+ */
+int rbln_chat_template_load_named(const char *model_dir, const char *name,
+				  struct rbln_chat_template **out, struct rbln_error *err);
+/* The one named by $RBLN_CHAT_TEMPLATE_NAME, else "default". */
 int rbln_chat_template_load(const char *model_dir, struct rbln_chat_template **out,
 			    struct rbln_error *err);
 /* A template from text; `name` appears in errors. */

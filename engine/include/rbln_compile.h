@@ -86,9 +86,17 @@ int rbln_compile_resolve(const struct rbln_llama_config *model,
 			 struct rbln_compiled_config *out, struct rbln_error *err);
 
 /*
- * Compiles HF_DIR into OUT_DIR (created if missing; an existing compiled
- * directory is replaced file by file, rbln_config.json last, so a partial
- * result is never mistaken for a complete one).
+ * A compile's staging directory beside OUT_DIR is ".<OUT_DIR's name>" + this
+ * + six random characters; it only ever holds an unfinished build.
+ */
+#define RBLN_COMPILE_PARTIAL_TAG ".rbln-partial-"
+
+/*
+ * Compiles HF_DIR into OUT_DIR.  Everything is written into a fresh staging
+ * directory beside OUT_DIR, moved into place only when complete: OUT_DIR
+ * is then the new build, or (after a failure or a kill) still what it was.
+ * OUT_DIR may be missing, empty or a compiled model; anything else is
+ * refused rather than replaced.
  */
 int rbln_compile(const char *hf_dir, const char *out_dir,
 		 const struct rbln_compile_options *opt, struct rbln_error *err);

@@ -34,4 +34,10 @@ size_t rbln_weights_file_count(const struct rbln_weights *w);
 int rbln_weights_check_llama(const struct rbln_weights *w, const struct rbln_llama_config *cfg,
 			     struct rbln_error *err);
 
+/*
+ * Fails, naming the file, the tensor and the first bad element, when any
+ * weight is a NaN or an infinity.
+ */
+int rbln_weights_check_finite(const struct rbln_weights *w, struct rbln_error *err);
+
 #endif

@@ -49,6 +49,7 @@ struct options {
 	bool keep_special;
 	bool verbose;
 	const char *dump_logits;
+	const char *template_name;
 	struct rbln_compile_options compile;
 	struct rbln_sample_cli sample;
 };
@@ -68,7 +69,7 @@ struct gen {
 
 enum {
 	OPT_PROMPT = 2000, OPT_IDS, OPT_CHAT, OPT_STOP, OPT_INCLUDE_STOP, OPT_JSON,
-	OPT_DUMP, OPT_NO_SPECIAL, OPT_KEEP_SPECIAL, OPT_DEVICES,
+	OPT_DUMP, OPT_NO_SPECIAL, OPT_KEEP_SPECIAL, OPT_DEVICES, OPT_TEMPLATE_NAME,
 };
 
 static void usage(FILE *f)
@@ -84,6 +85,9 @@ static void usage(FILE *f)
 		"  --chat FILE                a JSON list of {\"role\", \"content\"} messages,\n"
 		"                             rendered with the model's chat template (- reads\n"
 		"                             standard input)\n"
+		"  --chat-template-name N     the chat template of that name when\n"
+		"                             tokenizer_config.json lists several (default\n"
+		"                             $RBLN_CHAT_TEMPLATE_NAME, else \"default\")\n"
 		"  --no-special               --prompt: do not add BOS\n"
 		"  --stop STR                 stop string (repeatable); cut from the text\n"
 		"  --include-stop-str         keep the stop string in the text\n"
@@ -113,6 +117,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct rbln_erro
 		{ "no-special", no_argument, NULL, OPT_NO_SPECIAL },
 		{ "keep-special", no_argument, NULL, OPT_KEEP_SPECIAL },
 		{ "devices", required_argument, NULL, OPT_DEVICES },
+		{ "chat-template-name", required_argument, NULL, OPT_TEMPLATE_NAME },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -170,6 +175,9 @@ static int parse_args(int argc, char **argv, struct options *o, struct rbln_erro
 		case OPT_DEVICES:
 			o->devices = optarg;
 			break;
+		case OPT_TEMPLATE_NAME:
+			o->template_name = optarg;
+			break;
 		case 'v':
 			o->verbose = true;
 			break;
@@ -221,8 +229,8 @@ static int read_input(const char *file, char **data, size_t *len, struct rbln_er
 	return *data ? 0 : rbln_error_set(err, -ENOMEM, "out of memory");
 }
 
-static int chat_ids(const char *dir, const struct rbln_tokenizer *tok, const char *file,
-		    struct rbln_ids *ids, struct rbln_error *err)
+static int chat_ids(const char *dir, const char *template_name, const struct rbln_tokenizer *tok,
+		    const char *file, struct rbln_ids *ids, struct rbln_error *err)
 {
 	struct rbln_chat_options copt = { .add_generation_prompt = true };
 	struct rbln_chat_template *t = NULL;
@@ -232,7 +240,8 @@ static int chat_ids(const char *dir, const struct rbln_tokenizer *tok, const cha
 
 	rc = read_input(file, &json, &len, err);
 	if (!rc)
-		rc = rbln_chat_template_load(dir, &t, err);
+		rc = template_name ? rbln_chat_template_load_named(dir, template_name, &t, err) :
+				     rbln_chat_template_load(dir, &t, err);
 	if (!rc)
 		rc = rbln_chat_render_json(t, json, len, &copt, &text, &tlen, err);
 	/* The rendered text has its special tokens spelled out: add none. */
@@ -256,7 +265,7 @@ static int prompt_ids(const struct options *o, const char *dir, const struct rbl
 		return rbln_error_set(err, -ENOENT, "%s has no tokenizer.json: use --input-ids",
 				      dir);
 	if (in->kind == IN_CHAT)
-		rc = chat_ids(dir, tok, in->arg, &ids, err);
+		rc = chat_ids(dir, o->template_name, tok, in->arg, &ids, err);
 	else
 		rc = rbln_tokenizer_encode(tok, in->arg, strlen(in->arg),
 					   o->no_special ? 0 : RBLN_ENCODE_ADD_SPECIAL, &ids, err);

@@ -34,6 +34,9 @@ static void usage(FILE *f)
 		"                          messages, with the model's chat template; prints the\n"
 		"                          text, then its ids on the last line\n"
 		"  --no-generation-prompt  with --chat: do not open an assistant turn\n"
+		"  --chat-template-name N  with --chat: the template of that name when\n"
+		"                          tokenizer_config.json lists several (default\n"
+		"                          $RBLN_CHAT_TEMPLATE_NAME, else \"default\")\n"
 		"  --json                  print {\"text\": ..., \"ids\": [...]} instead\n"
 		"  -h, --help              this help\n"
 		"      --version           the version\n");
@@ -44,6 +47,7 @@ struct options {
 	const char *decode;
 	const char *chat;
 	const char *text;
+	const char *template_name;
 	bool add_special;
 	bool skip_special;
 	bool no_gen_prompt;
@@ -169,7 +173,9 @@ static int run_chat(const struct options *o, const struct rbln_tokenizer *tok)
 	}
 	if (f != stdin)
 		fclose(f);
-	rc = rbln_chat_template_load(o->model, &t, &err);
+	rc = o->template_name ?
+	     rbln_chat_template_load_named(o->model, o->template_name, &t, &err) :
+	     rbln_chat_template_load(o->model, &t, &err);
 	if (!rc)
 		rc = rbln_chat_render_json(t, json, json_len, &copt, &text, &text_len, &err);
 	/* Rendered chats are tokenized without adding special tokens, as
@@ -224,6 +230,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "chat", required_argument, NULL, 'c' },
 		{ "no-generation-prompt", no_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "chat-template-name", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -239,6 +246,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'c': o->chat = optarg; break;
 		case 'n': o->no_gen_prompt = true; break;
 		case 'j': o->json = true; break;
+		case 't': o->template_name = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("rbln-tokenize %s\n", RBLN_VERSION); exit(0);
 		default: return -1;

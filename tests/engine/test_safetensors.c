@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "rbln_safetensors.h"
 #include "rbln_weights.h"
@@ -154,6 +155,31 @@ static void test_wrong_dtype(void **state)
 	test_st_write(&b, p);
 	expect_open_error(p, "'weird'", "unknown dtype", NULL);
 	test_st_free(&b);
+	free(p);
+}
+
+/* A NUL inside the dtype must not truncate it to a valid name. */
+static void test_dtype_with_nul(void **state)
+{
+	char *p = test_join(scratch, "nul.safetensors");
+	const char *h = "{\"a\": {\"dtype\": \"F16\\u0000x\", \"shape\": [2], "
+			"\"data_offsets\": [0, 4]}}";
+
+	(void)state;
+	test_write_safetensors_raw(p, strlen(h), h, 4);
+	expect_open_error(p, "'a'", "NUL byte", NULL);
+	free(p);
+}
+
+/* A FIFO in place of a shard is refused at once instead of blocking in open(). */
+static void test_fifo_shard(void **state)
+{
+	char *p = test_join(scratch, "fifo.safetensors");
+
+	(void)state;
+	assert_int_equal(mkfifo(p, 0600), 0);
+	expect_open_error(p, "not a regular file", "FIFO", NULL);
+	unlink(p);
 	free(p);
 }
 
@@ -509,6 +535,8 @@ int main(void)
 		cmocka_unit_test(test_sharded_tiny_llama3),
 		cmocka_unit_test(test_single_tiny_llama2),
 		cmocka_unit_test(test_wrong_dtype),
+		cmocka_unit_test(test_dtype_with_nul),
+		cmocka_unit_test(test_fifo_shard),
 		cmocka_unit_test(test_header_length_past_eof),
 		cmocka_unit_test(test_bad_json_header),
 		cmocka_unit_test(test_inconsistent_entries),

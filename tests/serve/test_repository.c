@@ -232,6 +232,122 @@ static void test_hf_checkpoint(void **state)
 	free(v);
 }
 
+/* A checkpoint named `ckpt` under `parent`: the tiny model's files, config.json copied. */
+static char *checkpoint_copy(const char *parent, const char *extra_space)
+{
+	static const char *const files[] = {
+		"tokenizer.json", "tokenizer_config.json", "generation_config.json",
+		"model.safetensors.index.json", "model-00001-of-00003.safetensors",
+		"model-00002-of-00003.safetensors", "model-00003-of-00003.safetensors",
+	};
+	char *dir = path_join(parent, "ckpt"), *src, *dst, *text;
+	size_t i, len;
+	FILE *f;
+
+	make_dir(dir);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		src = path_join(model_path("tiny-llama3"), files[i]);
+		dst = path_join(dir, files[i]);
+		assert_int_equal(symlink(src, dst), 0);
+		free(src);
+		free(dst);
+	}
+	src = path_join(model_path("tiny-llama3"), "config.json");
+	f = fopen(src, "rb");
+	assert_non_null(f);
+	text = malloc(1 << 16);
+	len = fread(text, 1, 1 << 16, f);
+	fclose(f);
+	text[len] = '\0';
+	dst = path_join(dir, "config.json");
+	f = fopen(dst, "wb");
+	fputs(text, f);
+	fputs(extra_space, f);
+	fclose(f);
+	free(text);
+	free(src);
+	free(dst);
+	return dir;
+}
+
+static char *plan_compiled_dir(struct fx *f, const char *ckpt, struct serve_repository *repo)
+{
+	struct rbln_error err = { 0 };
+	char *d = path_join(f->repo, "tiny"), *v = path_join(d, "1"), *m = path_join(v, "model.json");
+	char buf[4096], *dir;
+
+	snprintf(buf, sizeof(buf), "{\"model\": \"%s\", \"max_num_seqs\": 4, "
+		 "\"block_size\": 512}", ckpt);
+	write_text(m, buf);
+	if (serve_repository_load(f->repo, repo, &err))
+		fail_msg("%s", err.msg);
+	dir = strdup(repo->models[0].plan.compiled_dir);
+	free(d);
+	free(v);
+	free(m);
+	return dir;
+}
+
+/*
+ * The compiled-model cache is keyed by the checkpoint's fingerprint: another
+ * checkpoint of the same name, or the same one changed, never reuses a
+ * build, and a build there that is not this checkpoint's is not served.
+ */
+static void test_cache_key_follows_checkpoint(void **state)
+{
+	struct fx *f = *state;
+	struct serve_repository repo;
+	struct rbln_error err = { 0 };
+	char *a = path_join(f->root, "a"), *b = path_join(f->root, "b");
+	char *ca, *cb, *ca2, *ckpt_a, *ckpt_b, *cfg, *fp;
+	char *d = model_dir(f, "tiny", "backend: \"vllm\"\n"), *v = path_join(d, "1");
+
+	make_dir(v);
+	make_dir(a);
+	make_dir(b);
+	ckpt_a = checkpoint_copy(a, "");
+	ckpt_b = checkpoint_copy(b, " ");
+	ca = plan_compiled_dir(f, ckpt_a, &repo);
+	serve_repository_free(&repo);
+	cb = plan_compiled_dir(f, ckpt_b, &repo);
+	serve_repository_free(&repo);
+	assert_contains_all(ca, "/.rbln-compiled/ckpt-bs4-len2048-tp1-blk512-", NULL);
+	assert_string_not_equal(ca, cb);
+
+	/* A build of checkpoint b placed where a's belongs is not reused. */
+	ca2 = plan_compiled_dir(f, ckpt_a, &repo);
+	assert_string_equal(ca, ca2);
+	cfg = path_join(v, ".rbln-compiled");
+	make_dir(cfg);
+	free(cfg);
+	make_compiled(ca, "{\"batch_size\": 4, \"max_seq_len\": 2048, "
+		      "\"tensor_parallel_size\": 1, \"kvcache_partition_len\": 512, "
+		      "\"kvcache_block_size\": 512, \"decoder_batch_sizes\": [4]}");
+	fp = path_join(ca, RBLN_FINGERPRINT_FILE);
+	write_text(fp, "0000000000000000000000000000000000000000000000000000000000000000\n");
+	/* Not reused: it goes to the compiler (absent here, hence ENOSYS). */
+	assert_int_equal(serve_compile_on_first_load(NULL, &repo.models[0].mj,
+						     &repo.models[0].plan, &err), -ENOSYS);
+	/* With the right fingerprint it is reused. */
+	cfg = malloc(RBLN_FINGERPRINT_LEN + 2);
+	snprintf(cfg, RBLN_FINGERPRINT_LEN + 2, "%s\n", repo.models[0].plan.fingerprint);
+	write_text(fp, cfg);
+	if (serve_compile_on_first_load(NULL, &repo.models[0].mj, &repo.models[0].plan, &err))
+		fail_msg("%s", err.msg);
+	serve_repository_free(&repo);
+	free(cfg);
+	free(fp);
+	free(ca);
+	free(ca2);
+	free(cb);
+	free(ckpt_a);
+	free(ckpt_b);
+	free(a);
+	free(b);
+	free(d);
+	free(v);
+}
+
 static void test_versions(void **state)
 {
 	struct fx *f = *state;
@@ -376,6 +492,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rbln_tutorial_layout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checks_against_compiled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hf_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_key_follows_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_several_models_and_missing_files, setup, teardown),
 		cmocka_unit_test(test_single_model),

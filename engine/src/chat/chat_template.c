@@ -44,6 +44,12 @@ int rbln_chat_template_from_text(const char *src, size_t len, const char *name,
 	int rc;
 
 	*out = NULL;
+	if (len > RBLN_CHAT_TEMPLATE_MAX) {
+		free(t);
+		return rbln_error_set(err, -EFBIG,
+				      "%s: a %zu-byte chat template is more than the %zu bytes "
+				      "allowed", name, len, (size_t)RBLN_CHAT_TEMPLATE_MAX);
+	}
 	if (!t)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
 	if (tokens) {
@@ -87,12 +93,32 @@ static int read_token(const char *path, json_object *root, const char *key, char
 	return *out ? 0 : rbln_error_set(err, -ENOMEM, "out of memory");
 }
 
-/* "chat_template" is a string, or a list of {"name", "template"}: take "default". */
-static int template_from_config(const char *path, json_object *root, const char **src,
-				size_t *len, struct rbln_error *err)
+/* One {"name", "template"} entry of a chat_template list; 1 when it is `want`. */
+static int template_entry(const char *path, json_object *e, size_t i, const char *want,
+			  json_object **tpl, struct rbln_error *err)
 {
-	json_object *v;
+	json_object *n;
+
+	if (!json_object_is_type(e, json_type_object) ||
+	    !json_object_object_get_ex(e, "name", &n) || !json_object_is_type(n, json_type_string) ||
+	    !json_object_object_get_ex(e, "template", tpl) ||
+	    !json_object_is_type(*tpl, json_type_string))
+		return rbln_error_set(err, -EINVAL,
+				      "%s: chat_template[%zu] must be {\"name\": string, "
+				      "\"template\": string}", path, i);
+	return !strcmp(json_object_get_string(n), want);
+}
+
+/*
+ * "chat_template" is a string, or (as transformers writes several) a list of
+ * {"name", "template"}: take the one called `want`.
+ */
+static int template_from_config(const char *path, json_object *root, const char *want,
+				const char **src, size_t *len, struct rbln_error *err)
+{
+	json_object *v, *found = NULL;
 	size_t i;
+	int rc;
 
 	if (!json_object_object_get_ex(root, "chat_template", &v) ||
 	    json_object_is_type(v, json_type_null))
@@ -100,23 +126,28 @@ static int template_from_config(const char *path, json_object *root, const char 
 				      path);
 	if (json_object_is_type(v, json_type_array)) {
 		for (i = 0; i < json_object_array_length(v); i++) {
-			json_object *e = json_object_array_get_idx(v, i), *n, *tpl;
+			json_object *tpl;
 
-			if (json_object_object_get_ex(e, "name", &n) &&
-			    json_object_object_get_ex(e, "template", &tpl) &&
-			    json_object_is_type(n, json_type_string) &&
-			    json_object_is_type(tpl, json_type_string) &&
-			    !strcmp(json_object_get_string(n), "default")) {
-				v = tpl;
-				break;
-			}
+			rc = template_entry(path, json_object_array_get_idx(v, i), i, want, &tpl, err);
+			if (rc < 0)
+				return rc;
+			if (rc && !found)
+				found = tpl;
 		}
-		if (i == json_object_array_length(v))
+		if (!found)
 			return rbln_error_set(err, -ENOENT,
-					      "%s: chat_template list has no \"default\" template", path);
+					      "%s: chat_template list has no template named \"%s\"",
+					      path, want);
+		v = found;
+	} else if (strcmp(want, RBLN_CHAT_TEMPLATE_DEFAULT)) {
+		return rbln_error_set(err, -ENOENT,
+				      "%s: chat template \"%s\" asked for, but chat_template is a "
+				      "single template, not a list of named ones", path, want);
 	}
 	if (!json_object_is_type(v, json_type_string))
-		return rbln_error_set(err, -EINVAL, "%s: field 'chat_template' must be a string", path);
+		return rbln_error_set(err, -EINVAL,
+				      "%s: field 'chat_template' must be a string or a list of "
+				      "{\"name\", \"template\"}", path);
 	*src = json_object_get_string(v);
 	*len = (size_t)json_object_get_string_len(v);
 	return 0;
@@ -149,6 +180,12 @@ static int load_tokens(const char *dir, json_object *config, const char *config_
 int rbln_chat_template_load(const char *dir, struct rbln_chat_template **out,
 			    struct rbln_error *err)
 {
+	return rbln_chat_template_load_named(dir, getenv("RBLN_CHAT_TEMPLATE_NAME"), out, err);
+}
+
+int rbln_chat_template_load_named(const char *dir, const char *want,
+				  struct rbln_chat_template **out, struct rbln_error *err)
+{
 	char *jinja_path = rbln_path_join(dir, "chat_template.jinja");
 	char *config_path = rbln_path_join(dir, "tokenizer_config.json");
 	struct rbln_chat_template *t = NULL;
@@ -170,13 +207,17 @@ int rbln_chat_template_load(const char *dir, struct rbln_chat_template **out,
 		if (rc)
 			goto out;
 	}
+	if (!want || !*want)
+		want = RBLN_CHAT_TEMPLATE_DEFAULT;
 	/* Like transformers, a chat_template.jinja file takes precedence. */
-	if (rbln_file_exists(jinja_path)) {
-		rc = rbln_file_read(jinja_path, &text, &len, err);
+	if (rbln_file_exists(jinja_path) && !strcmp(want, RBLN_CHAT_TEMPLATE_DEFAULT)) {
+		rc = rbln_file_read_max(jinja_path, RBLN_CHAT_TEMPLATE_MAX, &text, &len, err);
 		src = text;
-		name = jinja_path;
+		/* The template's name is in every render error, which reaches
+		 * the server's clients: the file name, not the server's path. */
+		name = "chat_template.jinja";
 	} else if (config) {
-		rc = template_from_config(config_path, config, &src, &len, err);
+		rc = template_from_config(config_path, config, want, &src, &len, err);
 		name = "tokenizer_config.json chat_template";
 	} else {
 		rc = rbln_error_set(err, -ENOENT, "%s: no chat_template.jinja or tokenizer_config.json",
@@ -239,6 +280,34 @@ static int check_messages(json_object *msgs, struct rbln_error *err)
 	return 0;
 }
 
+/*
+ * Variables the caller sets: the messages, tools and special tokens come from
+ * the request and the model, never from client-supplied extra variables
+ * (chat_template_kwargs), which could otherwise replace them.
+ */
+static const char *const reserved_vars[] = {
+	"messages", "tools", "documents", "add_generation_prompt",
+	"bos_token", "eos_token", "unk_token", "pad_token",
+};
+
+static int add_extra_vars(json_object *vars, json_object *extra, struct rbln_error *err)
+{
+	size_t i;
+
+	json_object_object_foreach(extra, key, val) {
+		(void)val;
+		for (i = 0; i < sizeof(reserved_vars) / sizeof(reserved_vars[0]); i++)
+			if (!strcmp(key, reserved_vars[i]))
+				return rbln_error_set(err, -EINVAL,
+						      "extra template variables (chat_template_kwargs) may "
+						      "not set '%s': the request or the model gives it",
+						      key);
+	}
+	json_object_object_foreach(extra, name, v)
+		json_object_object_add(vars, name, json_object_get(v));
+	return 0;
+}
+
 /* Renders with `msgs` (ownership taken). */
 static int render(const struct rbln_chat_template *t, json_object *msgs,
 		  const struct rbln_chat_options *opt, char **text, size_t *text_len,
@@ -272,10 +341,8 @@ static int render(const struct rbln_chat_template *t, json_object *msgs,
 				     "extra variables", &extra, err);
 		if (!rc && !json_object_is_type(extra, json_type_object))
 			rc = rbln_error_set(err, -EINVAL, "extra variables must be a JSON object");
-		if (!rc) {
-			json_object_object_foreach(extra, key, val)
-				json_object_object_add(vars, key, json_object_get(val));
-		}
+		if (!rc)
+			rc = add_extra_vars(vars, extra, err);
 		json_object_put(extra);
 	}
 	if (!rc)

@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * rbln_compile(): the whole compile of a checkpoint directory.
- *
- * Order matters for crash safety: an existing rbln_config.json is removed
- * first and the new one written last, and every other file is written
- * under a temporary name and renamed, so a directory is either complete
- * or visibly not a compiled model.
+ * rbln_compile(): the whole compile of a checkpoint directory, written into
+ * a staging directory (output_dir.c) that replaces the output only when
+ * complete.
  */
 #include "rbln_compile.h"
 
@@ -20,9 +17,11 @@
 #include <unistd.h>
 
 #include "compile/program_build.h"
+#include "compile/output_dir.h"
 #include "compile/progress.h"
 #include "compile/weights_build.h"
 #include "program/compiled_config.h"
+#include "rbln_fingerprint.h"
 #include "rbln_weights.h"
 #include "util/file.h"
 
@@ -34,11 +33,7 @@ static const char *const model_files[] = {
 
 static int make_dir(const char *path, struct rbln_error *err)
 {
-	struct stat st;
-
 	if (!mkdir(path, 0755))
-		return 0;
-	if (errno == EEXIST && !stat(path, &st) && S_ISDIR(st.st_mode))
 		return 0;
 	return rbln_error_set(err, -errno, "%s: cannot create directory: %s", path,
 			      strerror(errno));
@@ -46,22 +41,22 @@ static int make_dir(const char *path, struct rbln_error *err)
 
 static int copy_file(const char *src, const char *dst, struct rbln_error *err)
 {
-	char *data = NULL, tmp[4096];
+	char *data = NULL;
 	size_t len = 0;
-	FILE *f;
-	int rc = rbln_file_read(src, &data, &len, err);
+	int rc = rbln_file_read(src, &data, &len, err), fd;
 
 	if (rc)
 		return rc;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", dst);
-	f = fopen(tmp, "wb");
-	if (!f || fwrite(data, 1, len, f) != len || fclose(f)) {
-		rc = rbln_error_set(err, -errno, "%s: cannot write: %s", tmp, strerror(errno));
-		if (f)
-			unlink(tmp);
-	} else if (rename(tmp, dst)) {
-		rc = rbln_error_set(err, -errno, "%s: cannot rename: %s", tmp, strerror(errno));
+	fd = output_create(dst, err);
+	if (fd < 0) {
+		free(data);
+		return fd;
 	}
+	rc = rbln_fd_write_all(fd, data, len);
+	if (close(fd) && !rc)
+		rc = -errno;
+	if (rc)
+		rbln_error_set(err, rc, "%s: cannot write: %s", dst, strerror(-rc));
 	free(data);
 	return rc;
 }
@@ -82,6 +77,32 @@ static int copy_model_files(const char *hf_dir, const char *out_dir, struct rbln
 		free(src);
 		free(dst);
 	}
+	return rc;
+}
+
+/* What the build was compiled from, for caches that must not serve a stale one. */
+static int write_fingerprint(const char *hf_dir, const char *out_dir, struct rbln_error *err)
+{
+	char fp[RBLN_FINGERPRINT_LEN + 2], *path;
+	int rc = rbln_checkpoint_fingerprint(hf_dir, fp, err), fd;
+
+	if (rc)
+		return rc;
+	path = rbln_path_join(out_dir, RBLN_FINGERPRINT_FILE);
+	if (!path)
+		return rbln_error_set(err, -ENOMEM, "out of memory");
+	fd = output_create(path, err);
+	if (fd >= 0) {
+		strcat(fp, "\n");
+		rc = rbln_fd_write_all(fd, fp, strlen(fp));
+		if (close(fd) && !rc)
+			rc = -errno;
+		if (rc)
+			rbln_error_set(err, rc, "%s: cannot write: %s", path, strerror(-rc));
+	} else {
+		rc = fd;
+	}
+	free(path);
 	return rc;
 }
 
@@ -155,9 +176,9 @@ int rbln_compile(const char *hf_dir, const char *out_dir,
 	struct rbln_compiled_config cc;
 	struct weight_source src;
 	struct layout_shape s;
+	struct output_stage stage;
 	struct progress pg;
 	uint64_t total = 0;
-	char *cfg_path;
 	uint32_t r;
 	int rc;
 
@@ -174,41 +195,35 @@ int rbln_compile(const char *hf_dir, const char *out_dir,
 		rc = rbln_weights_open(hf_dir, &ckpt, err);
 		if (!rc)
 			rc = rbln_weights_check_llama(ckpt, &model, err);
+		if (!rc)
+			rc = rbln_weights_check_finite(ckpt, err);
 		if (rc)
 			goto out;
 	}
 	cc.compile_id = new_compile_id();
 	src = (struct weight_source){ .ckpt = ckpt, .seed = opt->dummy_seed, .cfg = &model };
 
-	rc = make_dir(out_dir, err);
+	rc = output_stage_begin(&stage, out_dir, err);
 	if (rc)
 		goto out;
-	cfg_path = rbln_path_join(out_dir, "rbln_config.json");
-	if (!cfg_path) {
-		rc = rbln_error_set(err, -ENOMEM, "out of memory");
-		goto out;
-	}
-	if (unlink(cfg_path) && errno != ENOENT)
-		rc = rbln_error_set(err, -errno, "%s: cannot remove: %s", cfg_path,
-				    strerror(errno));
-	free(cfg_path);
+	rc = copy_model_files(hf_dir, stage.path, err);
 	if (!rc)
-		rc = copy_model_files(hf_dir, out_dir, err);
-	if (rc)
-		goto out;
-
+		rc = write_fingerprint(hf_dir, stage.path, err);
 	for (r = 0; r < cc.tensor_parallel_size; r++)
 		if (!layout_shape(&cc, r, &s, NULL))
 			total += weights_build_size(&s);
 	progress_init(&pg, opt->progress ? stdout : NULL, total);
 	for (r = 0; r < cc.tensor_parallel_size && !rc; r++)
-		rc = compile_rank(&cc, r, &src, out_dir, &pg, err);
+		rc = compile_rank(&cc, r, &src, stage.path, &pg, err);
 	if (!rc)
-		rc = compiled_config_write(out_dir, &cc, err);
+		rc = compiled_config_write(stage.path, &cc, err);
+	if (!rc)
+		rc = output_stage_commit(&stage, err);
 	if (!rc)
 		progress_end(&pg);
 	else if (pg.out)
 		fputc('\n', pg.out);
+	output_stage_abort(&stage);
 out:
 	rbln_weights_close(ckpt);
 	return rc;

@@ -62,6 +62,61 @@ static int check_model(const struct rbln_llama_config *m, struct rbln_error *err
 	return 0;
 }
 
+/*
+ * The bytes of the model's weights (embeddings, per layer QKV, O, gate/up,
+ * down and two norms, the final norm, lm_head), computed with overflow
+ * checks: every config value has its own range, but their products and
+ * sums can still wrap and make the weight writer run past its mapping.
+ */
+#define MAX_WEIGHT_BYTES ((uint64_t)1 << 46)	/* 64 TiB: above any real model */
+
+static bool weight_bytes(const struct rbln_llama_config *m, enum rbln_dtype dt, uint64_t *out)
+{
+	uint64_t h = (uint64_t)m->hidden_size, q = (uint64_t)m->num_attention_heads *
+		     (uint64_t)m->head_dim, kv, per_layer, vocab_part, t;
+	bool o = false;
+
+	o |= __builtin_mul_overflow((uint64_t)m->num_key_value_heads, (uint64_t)m->head_dim, &kv);
+	/* qkv: h x (q + 2 kv); o: q x h; gate/up/down: 3 x h x inter; norms: 2 h */
+	o |= __builtin_add_overflow(q, 2 * kv, &t);
+	o |= __builtin_mul_overflow(h, t, &per_layer);
+	o |= __builtin_mul_overflow(q, h, &t);
+	o |= __builtin_add_overflow(per_layer, t, &per_layer);
+	o |= __builtin_mul_overflow(h, (uint64_t)m->intermediate_size, &t);
+	o |= __builtin_mul_overflow(t, 3, &t);
+	o |= __builtin_add_overflow(per_layer, t, &per_layer);
+	o |= __builtin_add_overflow(per_layer, 2 * h, &per_layer);
+	o |= __builtin_mul_overflow(per_layer, (uint64_t)m->num_hidden_layers, &per_layer);
+	/* embeddings and lm_head (each vocab x h), final norm */
+	o |= __builtin_mul_overflow((uint64_t)m->vocab_size, h, &vocab_part);
+	o |= __builtin_mul_overflow(vocab_part, 2, &vocab_part);
+	o |= __builtin_add_overflow(per_layer, vocab_part, &t);
+	o |= __builtin_add_overflow(t, h, &t);
+	o |= __builtin_mul_overflow(t, (uint64_t)rbln_dtype_size(dt), &t);
+	*out = t;
+	return !o;
+}
+
+static int check_weight_size(const struct rbln_llama_config *m, enum rbln_dtype dt,
+			     struct rbln_error *err)
+{
+	uint64_t bytes;
+
+	if (!weight_bytes(m, dt, &bytes))
+		return rbln_error_set(err, -EFBIG, "config.json: the model's weights would take "
+				      "more than 2^64 bytes (vocab_size %lld, hidden_size %lld, "
+				      "intermediate_size %lld, num_hidden_layers %lld)",
+				      (long long)m->vocab_size, (long long)m->hidden_size,
+				      (long long)m->intermediate_size,
+				      (long long)m->num_hidden_layers);
+	if (bytes > MAX_WEIGHT_BYTES)
+		return rbln_error_set(err, -EFBIG, "config.json: the model's weights would take "
+				      "%llu bytes in %s, more than the %llu the compiler handles",
+				      (unsigned long long)bytes, rbln_dtype_name(dt),
+				      (unsigned long long)MAX_WEIGHT_BYTES);
+	return 0;
+}
+
 static int resolve_attention(const struct rbln_compile_options *opt,
 			     struct rbln_compiled_config *cc, struct rbln_error *err)
 {
@@ -232,7 +287,7 @@ int rbln_compile_resolve(const struct rbln_llama_config *model,
 	cc->kv_cache_dtype = opt->kv_cache_dtype != RBLN_TENSOR_UNKNOWN ? opt->kv_cache_dtype :
 			     RBLN_TENSOR_F32;
 	cc->dummy_weights = opt->dummy_weights;
-	return 0;
+	return check_weight_size(model, cc->dtype, err);
 }
 
 int rbln_compile_parse_batch_sizes(const char *text, struct rbln_compile_options *opt,

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "compile/output_dir.h"
 #include "libnpu.h"
 #include "program/files.h"
 #include "rbln_isa.h"
@@ -228,28 +229,27 @@ int weights_build(const struct rbln_compiled_config *cc, const struct layout_sha
 	struct weight_file_header hdr = { .version = RBLN_FILES_VERSION,
 					  .header_size = sizeof(hdr) };
 	struct layout_weights w;
-	char tmp[4096];
 	uint32_t l;
 	int fd, rc;
 
 	if (layout_weights(s, &w))
 		return rbln_error_set(err, -ENOMEM, "out of memory");
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* The compile's fresh staging directory: exclusive, no-follow. */
+	fd = output_create(path, err);
 	if (fd < 0) {
-		rc = rbln_error_set(err, -errno, "%s: cannot create: %s", tmp, strerror(errno));
+		rc = fd;
 		goto out_layout;
 	}
 	/* posix_fallocate, not ftruncate: a full disk fails here, not as SIGBUS later. */
 	rc = posix_fallocate(fd, 0, (off_t)w.size);
 	if (rc) {
-		rc = rbln_error_set(err, -rc, "%s: cannot allocate %llu bytes: %s", tmp,
+		rc = rbln_error_set(err, -rc, "%s: cannot allocate %llu bytes: %s", path,
 				    (unsigned long long)w.size, strerror(rc));
 		goto out_close;
 	}
 	b.map = mmap(NULL, w.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (b.map == MAP_FAILED) {
-		rc = rbln_error_set(err, -errno, "%s: cannot map: %s", tmp, strerror(errno));
+		rc = rbln_error_set(err, -errno, "%s: cannot map: %s", path, strerror(errno));
 		goto out_close;
 	}
 	memcpy(hdr.magic, WEIGHT_FILE_MAGIC, sizeof(hdr.magic));
@@ -264,15 +264,11 @@ int weights_build(const struct rbln_compiled_config *cc, const struct layout_sha
 	for (l = 0; !rc && l < s->layers; l++)
 		rc = put_layer(&b, &w.layer[l], (int)l);
 	if (munmap(b.map, w.size) && !rc)
-		rc = rbln_error_set(err, -errno, "%s: %s", tmp, strerror(errno));
+		rc = rbln_error_set(err, -errno, "%s: %s", path, strerror(errno));
 out_close:
 	if (close(fd) && !rc)
-		rc = rbln_error_set(err, -errno, "%s: write failed: %s", tmp, strerror(errno));
-	if (!rc && rename(tmp, path))
-		rc = rbln_error_set(err, -errno, "%s: cannot rename to %s: %s", tmp, path,
-				    strerror(errno));
-	if (rc)
-		unlink(tmp);
+		rc = rbln_error_set(err, -errno, "%s: write failed: %s", path, strerror(errno));
+
 out_layout:
 	layout_weights_free(&w);
 	return rc;

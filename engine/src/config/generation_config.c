@@ -90,7 +90,7 @@ int rbln_generation_config_load(const char *model_dir, struct rbln_generation_co
 		free(path);
 		return 0;
 	}
-	rc = rbln_file_read(path, &text, &len, err);
+	rc = rbln_file_read_max(path, RBLN_JSON_FILE_MAX, &text, &len, err);
 	if (!rc)
 		rc = rbln_generation_config_parse(text, len, path, gen, err);
 	free(text);

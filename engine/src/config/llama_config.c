@@ -356,7 +356,7 @@ int rbln_llama_config_load(const char *model_dir, struct rbln_llama_config *cfg,
 
 	if (!path)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
-	rc = rbln_file_read(path, &text, &len, err);
+	rc = rbln_file_read_max(path, RBLN_JSON_FILE_MAX, &text, &len, err);
 	if (!rc)
 		rc = rbln_llama_config_parse(text, len, path, cfg, err);
 	free(text);

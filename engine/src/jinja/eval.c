@@ -17,6 +17,13 @@
 
 #define MAX_STEPS 20000000u	/* evaluation budget of one render */
 #define MAX_MACRO_DEPTH 64
+/*
+ * Nested evaluations (expressions, statements, macro calls, printing nested
+ * values) of one render: far above real templates, and small enough that
+ * the C stack of any thread holds it (test_jinja_limits reaches it in
+ * under 512 KiB, 2 MiB under ASan; threads get 8 MiB).
+ */
+#define MAX_EVAL_NESTING 1000
 
 _Noreturn void jinja_fail(struct jctx *c, int line, const char *fmt, ...)
 {
@@ -52,11 +59,30 @@ static struct jv undef_fmt(struct jctx *c, const char *fmt, ...)
 
 static struct jv loop_attr(struct jctx *c, const struct jv *obj, const char *name);
 
+void jinja_charge(struct jctx *c, uint64_t steps)
+{
+	c->steps += steps;
+	if (c->steps > MAX_STEPS)
+		jinja_fail(c, 0, "evaluation budget of %u steps exceeded (endless loop?)",
+			   MAX_STEPS);
+}
+
 static void tick(struct jctx *c, int line)
 {
 	c->line = line;
-	if (++c->steps > MAX_STEPS)
-		jinja_fail(c, line, "evaluation budget exceeded (endless loop?)");
+	jinja_charge(c, 1);
+}
+
+void jinja_nest_enter(struct jctx *c, int line)
+{
+	if (++c->nesting > MAX_EVAL_NESTING)
+		jinja_fail(c, line, "template nests too deeply (more than %d levels of "
+			   "expressions, blocks, calls or values)", MAX_EVAL_NESTING);
+}
+
+void jinja_nest_leave(struct jctx *c)
+{
+	c->nesting--;
 }
 
 /* ---- scopes ---- */
@@ -82,6 +108,8 @@ static struct jv lookup(struct jctx *c, const char *name)
 	for (s = c->scope; s; s = s->parent) {
 		struct jv *v = jv_dict_get_str(s->vars, name);
 
+		/* A name lookup scans each scope: many {% set %} names cost. */
+		jinja_charge(c, s->vars->n / 16);
 		if (v)
 			return *v;
 	}
@@ -92,18 +120,41 @@ static struct jv lookup(struct jctx *c, const char *name)
 
 struct jv jinja_capture(struct jctx *c, const struct jnodes *body)
 {
+	struct rbln_strbuf *saved = c->out, *buf = jinja_temp_buf(c);
+
+	c->out = buf;
+	jinja_exec(c, body);
+	c->out = saved;
+	return jinja_temp_str(c, buf);
+}
+
+struct rbln_strbuf *jinja_temp_buf(struct jctx *c)
+{
 	struct jtemp *t = jalloc(c, sizeof(*t));
-	struct rbln_strbuf *saved = c->out;
-	struct jv r;
 
 	t->next = c->temps;
 	c->temps = t;
-	c->out = &t->buf;
-	jinja_exec(c, body);
-	c->out = saved;
-	r = jv_str(c, t->buf.data ? t->buf.data : "", t->buf.len);
-	c->temps = t->next;
-	rbln_strbuf_free(&t->buf);
+	return &t->buf;
+}
+
+void jinja_temp_free(struct jctx *c, struct rbln_strbuf *sb)
+{
+	struct jtemp **pt;
+
+	for (pt = &c->temps; *pt; pt = &(*pt)->next) {
+		if (&(*pt)->buf == sb) {
+			*pt = (*pt)->next;
+			break;
+		}
+	}
+	rbln_strbuf_free(sb);
+}
+
+struct jv jinja_temp_str(struct jctx *c, struct rbln_strbuf *sb)
+{
+	struct jv r = jv_str(c, sb->data ? sb->data : "", sb->len);
+
+	jinja_temp_free(c, sb);
 	return r;
 }
 
@@ -246,12 +297,11 @@ static struct jv slice_(struct jctx *c, const struct jnode *n)
 		return out;
 	}
 	{
-		struct rbln_strbuf sb = { 0 };
+		struct rbln_strbuf *sb = jinja_temp_buf(c);
 
 		for (i = start; step > 0 ? i < stop : i > stop; i += step)
-			jout(c, &sb, obj.u.s->data + off[i], off[i + 1] - off[i]);
-		out = jv_str(c, sb.data ? sb.data : "", sb.len);
-		rbln_strbuf_free(&sb);
+			jout(c, sb, obj.u.s->data + off[i], off[i + 1] - off[i]);
+		out = jinja_temp_str(c, sb);
 		return out;
 	}
 }
@@ -419,7 +469,19 @@ static struct jv eval_literal_seq(struct jctx *c, const struct jnode *n)
 	return r;
 }
 
+static struct jv eval_node(struct jctx *c, const struct jnode *n);
+
 struct jv jinja_eval(struct jctx *c, const struct jnode *n)
+{
+	struct jv v;
+
+	jinja_nest_enter(c, n->line);
+	v = eval_node(c, n);
+	jinja_nest_leave(c);
+	return v;
+}
+
+static struct jv eval_node(struct jctx *c, const struct jnode *n)
 {
 	struct jv a, b;
 
@@ -654,7 +716,16 @@ static struct jv filtered_capture(struct jctx *c, const struct jnode *n)
 	return r;
 }
 
+static void exec_node(struct jctx *c, const struct jnode *n);
+
 static void exec_stmt(struct jctx *c, const struct jnode *n)
+{
+	jinja_nest_enter(c, n->line);
+	exec_node(c, n);
+	jinja_nest_leave(c);
+}
+
+static void exec_node(struct jctx *c, const struct jnode *n)
 {
 	struct jv v;
 

@@ -102,7 +102,7 @@ static struct jv f_tojson(struct jctx *c, struct jv *v, struct jcall *call)
 	struct jv seps = arg_or(call, 2, "separators", jv_none());
 	struct jv sk = arg_or(call, 3, "sort_keys", jv_bool(false));
 	const char *item_sep, *key_sep = ": ";
-	struct rbln_strbuf sb = { 0 };
+	struct rbln_strbuf *sb = jinja_temp_buf(c);
 	int indent = -1;
 	struct jv r;
 
@@ -119,10 +119,9 @@ static struct jv f_tojson(struct jctx *c, struct jv *v, struct jcall *call)
 	} else if (seps.kind != JV_NONE) {
 		jinja_fail(c, call->line, "tojson: separators must be a pair of strings");
 	}
-	jv_to_json(c, &sb, v, jv_truthy(&ea), indent, item_sep, key_sep, jv_truthy(&sk),
+	jv_to_json(c, sb, v, jv_truthy(&ea), indent, item_sep, key_sep, jv_truthy(&sk),
 		   call->line);
-	r = jv_str(c, sb.data ? sb.data : "", sb.len);
-	rbln_strbuf_free(&sb);
+	r = jinja_temp_str(c, sb);
 	return r;
 }
 
@@ -164,7 +163,7 @@ static struct jv f_join(struct jctx *c, struct jv *v, struct jcall *call)
 	static const char *const kw[] = { "d", "attribute", NULL };
 	struct jv sep = arg_or(call, 0, "d", jv_cstr(c, "")), items;
 	struct jv *attr = jcall_arg(call, 1, "attribute");
-	struct rbln_strbuf sb = { 0 };
+	struct rbln_strbuf *sb = jinja_temp_buf(c);
 	size_t i;
 	struct jv r;
 
@@ -177,11 +176,10 @@ static struct jv f_join(struct jctx *c, struct jv *v, struct jcall *call)
 		if (attr)
 			it = attr_path(c, &it, jv_stringify(c, attr).u.s->data);
 		if (i)
-			jout(c, &sb, sep.u.s->data, sep.u.s->len);
-		jv_to_str(c, &sb, &it);
+			jout(c, sb, sep.u.s->data, sep.u.s->len);
+		jv_to_str(c, sb, &it);
 	}
-	r = jv_str(c, sb.data ? sb.data : "", sb.len);
-	rbln_strbuf_free(&sb);
+	r = jinja_temp_str(c, sb);
 	return r;
 }
 
@@ -265,7 +263,7 @@ static struct jv f_replace(struct jctx *c, struct jv *v, struct jcall *call)
 	struct jv *old = jcall_arg(call, 0, "old"), *new = jcall_arg(call, 1, "new");
 	struct jv count = arg_or(call, 2, "count", jv_int(-1));
 	struct jv s = jv_stringify(c, v), o, w;
-	struct rbln_strbuf sb = { 0 };
+	struct rbln_strbuf *sb = jinja_temp_buf(c);
 	int64_t left;
 	size_t i = 0;
 	struct jv r;
@@ -281,10 +279,10 @@ static struct jv f_replace(struct jctx *c, struct jv *v, struct jcall *call)
 						     o.u.s->len) : NULL;
 		size_t at = hit ? (size_t)(hit - s.u.s->data) : s.u.s->len;
 
-		jout(c, &sb, s.u.s->data + i, at - i);
+		jout(c, sb, s.u.s->data + i, at - i);
 		if (!hit)
 			break;
-		jout(c, &sb, w.u.s->data, w.u.s->len);
+		jout(c, sb, w.u.s->data, w.u.s->len);
 		left--;
 		if (o.u.s->len) {
 			i = at + o.u.s->len;
@@ -295,14 +293,13 @@ static struct jv f_replace(struct jctx *c, struct jv *v, struct jcall *call)
 			size_t adv;
 
 			jinja_char_at(s.u.s->data, s.u.s->len, at, &adv);
-			jout(c, &sb, s.u.s->data + at, adv);
+			jout(c, sb, s.u.s->data + at, adv);
 			i = at + adv;
 		} else {
 			break;
 		}
 	}
-	r = jv_str(c, sb.data ? sb.data : "", sb.len);
-	rbln_strbuf_free(&sb);
+	r = jinja_temp_str(c, sb);
 	return r;
 }
 
@@ -361,13 +358,12 @@ static struct jv f_reverse(struct jctx *c, struct jv *v, struct jcall *call)
 	for (i = items.u.l->n; i-- > 0;)
 		jv_list_push(c, &r, items.u.l->items[i]);
 	if (v->kind == JV_STR) {
-		struct rbln_strbuf sb = { 0 };
+		struct rbln_strbuf *sb = jinja_temp_buf(c);
 		struct jv s;
 
 		for (i = 0; i < r.u.l->n; i++)
-			jv_to_str(c, &sb, &r.u.l->items[i]);
-		s = jv_str(c, sb.data ? sb.data : "", sb.len);
-		rbln_strbuf_free(&sb);
+			jv_to_str(c, sb, &r.u.l->items[i]);
+		s = jinja_temp_str(c, sb);
 		return s;
 	}
 	return r;
@@ -399,6 +395,7 @@ static void merge_sort(const struct sort_ctx *s, struct jv *v, struct jv *keys, 
 
 	if (n < 2)
 		return;
+	jinja_charge(s->c, n);
 	merge_sort(s, v, keys, mid, tmpv, tmpk);
 	merge_sort(s, v + mid, keys + mid, n - mid, tmpv, tmpk);
 	while (i < mid || j < n) {
@@ -485,6 +482,8 @@ static struct jv f_unique(struct jctx *c, struct jv *v, struct jcall *call)
 	for (i = 0; i < items.u.l->n; i++) {
 		struct jv k = sort_key(&s, &items.u.l->items[i]);
 
+		/* The membership test scans what was seen: quadratic work. */
+		jinja_charge(c, seen.u.l->n);
 		if (jinja_contains(c, &seen, &k, call->line))
 			continue;
 		jv_list_push(c, &seen, k);
@@ -648,17 +647,17 @@ static struct jv f_indent(struct jctx *c, struct jv *v, struct jcall *call)
 	struct jv width = arg_or(call, 0, "width", jv_int(4));
 	struct jv first = arg_or(call, 1, "first", jv_bool(false));
 	struct jv blank = arg_or(call, 2, "blank", jv_bool(false));
-	struct rbln_strbuf sb = { 0 }, pad = { 0 };
+	struct rbln_strbuf *sb = jinja_temp_buf(c), *pad = jinja_temp_buf(c);
 	struct jv s, nl, lines, r;
 	size_t i;
 	int64_t k;
 
 	jcall_check(c, call, "indent", 3, kw);
 	if (width.kind == JV_STR)
-		jout(c, &pad, width.u.s->data, width.u.s->len);
+		jout(c, pad, width.u.s->data, width.u.s->len);
 	else if (width.kind == JV_INT)
 		for (k = 0; k < width.u.i && k < 256; k++)
-			jout(c, &pad, " ", 1);
+			jout(c, pad, " ", 1);
 	/* Jinja appends "\n" before splitting, so a trailing newline keeps an
 	 * empty last line. */
 	s = jv_stringify(c, v);
@@ -666,20 +665,19 @@ static struct jv f_indent(struct jctx *c, struct jv *v, struct jcall *call)
 	s = jinja_binop(c, '+', &s, &nl, call->line);
 	lines = jinja_splitlines(c, &s);
 	if (jv_truthy(&first))
-		jout(c, &sb, pad.data, pad.len);
+		jout(c, sb, pad->data, pad->len);
 	for (i = 0; i < lines.u.l->n; i++) {
 		const struct jstr *line = lines.u.l->items[i].u.s;
 
 		if (i) {
-			jout(c, &sb, "\n", 1);
+			jout(c, sb, "\n", 1);
 			if (line->len || jv_truthy(&blank))
-				jout(c, &sb, pad.data, pad.len);
+				jout(c, sb, pad->data, pad->len);
 		}
-		jout(c, &sb, line->data, line->len);
+		jout(c, sb, line->data, line->len);
 	}
-	r = jv_str(c, sb.data ? sb.data : "", sb.len);
-	rbln_strbuf_free(&sb);
-	rbln_strbuf_free(&pad);
+	r = jinja_temp_str(c, sb);
+	jinja_temp_free(c, pad);
 	return r;
 }
 
@@ -692,7 +690,7 @@ static struct jv f_safe(struct jctx *c, struct jv *v, struct jcall *call)
 static struct jv f_escape(struct jctx *c, struct jv *v, struct jcall *call)
 {
 	struct jv s = jv_stringify(c, v), r;
-	struct rbln_strbuf sb = { 0 };
+	struct rbln_strbuf *sb = jinja_temp_buf(c);
 	size_t i;
 
 	jcall_check(c, call, "escape", 0, no_kw);
@@ -702,12 +700,11 @@ static struct jv f_escape(struct jctx *c, struct jv *v, struct jcall *call)
 				  ch == '"' ? "&#34;" : ch == '\'' ? "&#39;" : NULL;
 
 		if (rep)
-			jout(c, &sb, rep, strlen(rep));
+			jout(c, sb, rep, strlen(rep));
 		else
-			jout(c, &sb, &ch, 1);
+			jout(c, sb, &ch, 1);
 	}
-	r = jv_str(c, sb.data ? sb.data : "", sb.len);
-	rbln_strbuf_free(&sb);
+	r = jinja_temp_str(c, sb);
 	return r;
 }
 

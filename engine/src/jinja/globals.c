@@ -30,10 +30,13 @@ static struct jv g_range(struct jctx *c, const struct jfunc *f, struct jcall *ca
 	if (!step)
 		jinja_fail(c, call->line, "range() arg 3 must not be zero");
 	r = jv_list(c, 0);
-	for (i = start; step > 0 ? i < stop : i > stop; i += step) {
+	for (i = start; step > 0 ? i < stop : i > stop;) {
 		if (r.u.l->n >= MAX_RANGE)
 			jinja_fail(c, call->line, "range() too large (limit %d)", MAX_RANGE);
 		jv_list_push(c, &r, jv_int(i));
+		/* A step past INT64 ends the range instead of wrapping around. */
+		if (__builtin_add_overflow(i, step, &i))
+			break;
 	}
 	(void)f;
 	return r;

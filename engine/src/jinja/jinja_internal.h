@@ -202,6 +202,7 @@ struct jctx {
 	jmp_buf fail;
 	uint64_t steps;		/* evaluation budget against runaway templates */
 	int depth;		/* macro recursion */
+	int nesting;		/* nested evaluations, bounded to protect the stack */
 	time_t now;
 	int loop_ctl;		/* 1 break, 2 continue, pending */
 	int loop_depth;		/* break/continue are only valid inside loops */
@@ -217,6 +218,15 @@ struct jtemp {
 	struct rbln_strbuf buf;
 	struct jtemp *next;
 };
+
+/*
+ * A scratch buffer that a failed render frees (a plain local buffer would
+ * leak when an error unwinds past it): jinja_temp_str() turns it into a
+ * string value and frees it, jinja_temp_free() just frees it.
+ */
+struct rbln_strbuf *jinja_temp_buf(struct jctx *c);
+struct jv jinja_temp_str(struct jctx *c, struct rbln_strbuf *sb);
+void jinja_temp_free(struct jctx *c, struct rbln_strbuf *sb);
 
 /* Runs body with output captured; returns the text as a string value. */
 struct jv jinja_capture(struct jctx *c, const struct jnodes *body);
@@ -236,6 +246,15 @@ struct jv jinja_eval(struct jctx *c, const struct jnode *n);
  * string's characters, nothing for Undefined; anything else fails at @line.
  */
 struct jv jinja_iterable_items(struct jctx *c, const struct jv *v, int line);
+
+/*
+ * Counts work against the render's step budget: one step per evaluated
+ * node, plus what filters, list and dict operations do per element.
+ */
+void jinja_charge(struct jctx *c, uint64_t steps);
+/* One level of recursion (evaluation, or printing a nested value); bounded. */
+void jinja_nest_enter(struct jctx *c, int line);
+void jinja_nest_leave(struct jctx *c);
 
 /* Raises a render error (longjmp); never returns. */
 _Noreturn void jinja_fail(struct jctx *c, int line, const char *fmt, ...)

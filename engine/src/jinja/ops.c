@@ -46,14 +46,13 @@ static struct jv repeat(struct jctx *c, const struct jv *seq, int64_t times, int
 	if (times < 0)
 		times = 0;
 	if (seq->kind == JV_STR) {
-		struct rbln_strbuf sb = { 0 };
+		struct rbln_strbuf *sb = jinja_temp_buf(c);
 
 		if ((uint64_t)times * seq->u.s->len > (64u << 20))
 			jinja_fail(c, line, "string repetition too large");
 		for (k = 0; k < times; k++)
-			jout(c, &sb, seq->u.s->data, seq->u.s->len);
-		r = jv_str(c, sb.data ? sb.data : "", sb.len);
-		rbln_strbuf_free(&sb);
+			jout(c, sb, seq->u.s->data, seq->u.s->len);
+		r = jinja_temp_str(c, sb);
 		return r;
 	}
 	if ((uint64_t)times * seq->u.l->n > (1u << 20))

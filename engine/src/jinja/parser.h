@@ -6,6 +6,8 @@
 #include "jinja/jinja_internal.h"
 
 #define MAX_NESTING 200	/* bounds recursion on hostile input */
+/* Bounds the depth of the syntax tree, which evaluation recurses through. */
+#define MAX_TREE_DEPTH 400
 
 struct parser {
 	struct jtokens *t;
@@ -39,6 +41,8 @@ void jp_names_push(struct parser *p, struct jnode *n, const char *name);
 struct jv jp_literal_string(struct parser *p, const char *s, size_t len);
 /* Counts one level of recursion; fails past MAX_NESTING. */
 void jp_enter(struct parser *p);
+/* Fails when the tree under n (at `depth`) is deeper than MAX_TREE_DEPTH. */
+void jp_check_depth(struct parser *p, const struct jnode *n, int depth);
 
 /* Expressions (parser_expr.c). */
 struct jnode *jp_parse_expression(struct parser *p);

@@ -42,8 +42,10 @@ static struct jnode *parse_if(struct parser *p, int line)
 	parse_body(p, &n->body, ends);
 	tag = take_end_tag(p);
 	if (!strcmp(tag, "elif")) {
-		/* elif is an if nested in the else branch. */
+		/* elif is an if nested in the else branch: a level of nesting. */
+		jp_enter(p);
 		n->c = parse_if(p, line);
+		p->nesting--;
 		return n;
 	}
 	if (!strcmp(tag, "else")) {
@@ -271,7 +273,9 @@ static void parse_body(struct parser *p, struct jnodes *body, const char *const 
 
 			if (!strncmp(tag, "end", 3) || !strcmp(tag, "else") || !strcmp(tag, "elif"))
 				jp_perror_at(p, t->line, "unexpected '%s'", p->t->v[p->pos + 1].text);
+			jp_enter(p);
 			jp_nodes_push(p, body, parse_statement(p));
+			p->nesting--;
 		} else {
 			jp_perror_at(p, t->line, "unexpected '%s'", jp_describe(t));
 		}
@@ -283,8 +287,14 @@ int rbln_jinja_parse(struct jtokens *toks, const char *name, struct jarena *a,
 {
 	struct parser p = { .t = toks, .a = a, .name = name, .err = err };
 
+	size_t i;
+
 	if (setjmp(p.fail))
 		return err && err->code ? err->code : -EINVAL;
 	parse_body(&p, body, NULL);
+	/* Chains (a ~ b ~ ..., x|f|g..., a.b.c...) are parsed in loops but
+	 * build deep trees, which the evaluator walks recursively. */
+	for (i = 0; i < body->n; i++)
+		jp_check_depth(&p, body->v[i], 1);
 	return 0;
 }

@@ -142,5 +142,31 @@ struct jv jp_literal_string(struct parser *p, const char *s, size_t len)
 void jp_enter(struct parser *p)
 {
 	if (++p->nesting > MAX_NESTING)
-		jp_perror_at(p, jp_cur(p)->line, "expression nested too deeply");
+		jp_perror_at(p, jp_cur(p)->line,
+			     "blocks or expressions nested too deeply (limit %d levels)", MAX_NESTING);
+}
+
+static void check_list_depth(struct parser *p, const struct jnodes *l, int depth)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->v[i])
+			jp_check_depth(p, l->v[i], depth);
+}
+
+void jp_check_depth(struct parser *p, const struct jnode *n, int depth)
+{
+	if (depth > MAX_TREE_DEPTH)
+		jp_perror_at(p, n->line, "expression or block chain too deep (limit %d levels)",
+			     MAX_TREE_DEPTH);
+	if (n->a)
+		jp_check_depth(p, n->a, depth + 1);
+	if (n->b)
+		jp_check_depth(p, n->b, depth + 1);
+	if (n->c)
+		jp_check_depth(p, n->c, depth + 1);
+	check_list_depth(p, &n->body, depth + 1);
+	check_list_depth(p, &n->args, depth + 1);
+	check_list_depth(p, &n->kwvals, depth + 1);
 }

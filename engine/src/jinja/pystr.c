@@ -149,6 +149,8 @@ static void repr_items(struct jctx *c, struct rbln_strbuf *sb, const struct jv *
 {
 	size_t i;
 
+	/* A namespace can hold itself: printing it must not recurse forever. */
+	jinja_nest_enter(c, 0);
 	if (v->kind == JV_LIST) {
 		const struct jlist *l = v->u.l;
 
@@ -159,6 +161,7 @@ static void repr_items(struct jctx *c, struct rbln_strbuf *sb, const struct jv *
 			jv_repr(c, sb, &l->items[i]);
 		}
 		out_str(c, sb, l->tuple ? (l->n == 1 ? ",)" : ")") : "]");
+		jinja_nest_leave(c);
 		return;
 	}
 	out_str(c, sb, "{");
@@ -170,6 +173,7 @@ static void repr_items(struct jctx *c, struct rbln_strbuf *sb, const struct jv *
 		jv_repr(c, sb, &v->u.d->vals[i]);
 	}
 	out_str(c, sb, "}");
+	jinja_nest_leave(c);
 }
 
 void jv_repr(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v)
@@ -234,15 +238,13 @@ void jv_to_str(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v)
 
 struct jv jv_stringify(struct jctx *c, const struct jv *v)
 {
-	struct rbln_strbuf sb = { 0 };
-	struct jv r;
+	struct rbln_strbuf *sb;
 
 	if (v->kind == JV_STR)
 		return *v;
-	jv_to_str(c, &sb, v);
-	r = jv_str(c, sb.data ? sb.data : "", sb.len);
-	rbln_strbuf_free(&sb);
-	return r;
+	sb = jinja_temp_buf(c);
+	jv_to_str(c, sb, v);
+	return jinja_temp_str(c, sb);
 }
 
 /* ---- json.dumps ---- */

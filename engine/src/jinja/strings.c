@@ -123,7 +123,7 @@ struct jv jinja_case(struct jctx *c, const struct jv *sv, enum jcase mode)
 {
 	struct jv s = jv_stringify(c, sv);
 	locale_t loc = utf8_locale(c);
-	struct rbln_strbuf sb = { 0 };
+	struct rbln_strbuf *sb = jinja_temp_buf(c);
 	bool prev_cased = false, first = true;
 	size_t i = 0, adv;
 	struct jv r;
@@ -134,7 +134,7 @@ struct jv jinja_case(struct jctx *c, const struct jv *sv, enum jcase mode)
 		char u[4];
 
 		if (rbln_utf8_next(s.u.s->data + i, s.u.s->len - i, &adv, &cp) != RBLN_UTF8_OK) {
-			jout(c, &sb, s.u.s->data + i, 1);	/* not text: keep the byte */
+			jout(c, sb, s.u.s->data + i, 1);	/* not text: keep the byte */
 			i++;
 			continue;
 		}
@@ -155,14 +155,13 @@ struct jv jinja_case(struct jctx *c, const struct jv *sv, enum jcase mode)
 			const char *sp = special_case(cp, mode == JCASE_TITLE ||
 							  mode == JCASE_CAPITALIZE);
 
-			jout(c, &sb, sp, strlen(sp));
+			jout(c, sb, sp, strlen(sp));
 		} else {
-			jout(c, &sb, u, rbln_utf8_encode(out, u));
+			jout(c, sb, u, rbln_utf8_encode(out, u));
 		}
 		i += adv;
 	}
-	r = jv_str(c, sb.data ? sb.data : "", sb.len);
-	rbln_strbuf_free(&sb);
+	r = jinja_temp_str(c, sb);
 	return r;
 }
 

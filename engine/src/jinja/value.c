@@ -102,6 +102,7 @@ void jv_list_push(struct jctx *c, struct jv *list, struct jv item)
 {
 	struct jlist *l = list->u.l;
 
+	jinja_charge(c, 1);
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 8;
 		struct jv *items = jalloc(c, cap * sizeof(*items));
@@ -137,7 +138,11 @@ struct jv *jv_dict_get_str(const struct jdict *d, const char *key)
 
 void jv_dict_set(struct jctx *c, struct jdict *d, struct jv key, struct jv val)
 {
-	struct jv *slot = jv_dict_get(d, key);
+	struct jv *slot;
+
+	/* The lookup scans every key: charge for it, so many sets are bounded. */
+	jinja_charge(c, 1 + d->n / 16);
+	slot = jv_dict_get(d, key);
 
 	if (slot) {
 		*slot = val;

@@ -110,7 +110,7 @@ int compiled_config_write(const char *dir, const struct rbln_compiled_config *cc
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 					      JSON_C_TO_STRING_SPACED |
 					      JSON_C_TO_STRING_NOSLASHESCAPE);
-	f = fopen(tmp, "w");
+	f = fopen(tmp, "wx");	/* O_EXCL: never through a planted file or link */
 	if (!f || fprintf(f, "%s\n", text) < 0 || fclose(f)) {
 		rc = rbln_error_set(err, -errno, "%s: cannot write: %s", tmp, strerror(errno));
 		f = NULL;

@@ -17,24 +17,6 @@ _Static_assert(sizeof(struct weight_file_header) == 48, "weight header layout");
 _Static_assert(sizeof(struct program_file_header) == 56, "program header layout");
 _Static_assert(sizeof(struct program_slot) == 16, "slot layout");
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int program_file_write(const char *path, const struct program_image *img,
 		       struct rbln_error *err)
 {
@@ -45,17 +27,18 @@ int program_file_write(const char *path, const struct program_image *img,
 	if (!tmp)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
 	snprintf(tmp, plen, "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* Exclusive and no-follow: a planted file or symlink fails the write. */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		rc = rbln_error_set(err, -errno, "%s: cannot create: %s", tmp, strerror(errno));
 		free(tmp);
 		return rc;
 	}
-	rc = write_all(fd, &img->hdr, sizeof(img->hdr));
+	rc = rbln_fd_write_all(fd, &img->hdr, sizeof(img->hdr));
 	if (!rc)
-		rc = write_all(fd, img->slots, sizeof(*img->slots) * img->hdr.n_slots);
+		rc = rbln_fd_write_all(fd, img->slots, sizeof(*img->slots) * img->hdr.n_slots);
 	if (!rc)
-		rc = write_all(fd, img->stream, img->hdr.stream_size);
+		rc = rbln_fd_write_all(fd, img->stream, img->hdr.stream_size);
 	if (close(fd) && !rc)
 		rc = -errno;
 	if (!rc && rename(tmp, path))

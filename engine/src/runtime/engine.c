@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rbln_fingerprint.h"
 #include "runtime/engine_internal.h"
 #include "util/file.h"
 
@@ -42,6 +43,9 @@ static int resolve_dir(struct rbln_engine *e, const char *model_dir,
 		e->dir = strdup(model_dir);
 		return e->dir ? 0 : rbln_error_set(err, -ENOMEM, "out of memory");
 	}
+	rc = rbln_compiled_dir_explain(model_dir, err);
+	if (rc)
+		return rc;
 	if (!has_file(model_dir, "config.json"))
 		return rbln_error_set(err, -ENOENT, "%s: neither a compiled model (rbln_config.json) "
 				      "nor a Hugging Face checkpoint (config.json)", model_dir);

@@ -43,17 +43,17 @@ int serve_compile_on_first_load(const struct rbln_serving_ops *ops,
 				struct rbln_error *err)
 {
 	struct rbln_compile_spec spec;
-	char *done;
 	bool have;
 	int rc;
 
 	if (plan->kind != SERVE_SRC_HF)
 		return 0;
-	done = rbln_path_join(plan->compiled_dir, "rbln_config.json");
-	if (!done)
-		return rbln_error_set(err, -ENOMEM, "out of memory");
-	have = rbln_file_exists(done);
-	free(done);
+	rc = rbln_compiled_dir_check(plan->compiled_dir, plan->fingerprint, err);
+	if (rc < 0) {
+		/* A cache entry that is not this checkpoint's build is rebuilt. */
+		fprintf(stderr, "rbln-serve: %s; compiling it again\n", err ? err->msg : "");
+	}
+	have = rc > 0;
 	if (!have) {
 		if (!ops || !ops->compile)
 			return rbln_error_set(err, -ENOSYS, "%s is a Hugging Face checkpoint and "

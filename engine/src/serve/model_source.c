@@ -131,9 +131,11 @@ static char *compile_dir(const char *version_dir, const char *source,
 	n = strlen(name) + 96;
 	dir = malloc(n);
 	if (dir) {
-		snprintf(dir, n, ".rbln-compiled/%s-bs%u-len%u-tp%u-blk%u", name,
+		/* The checkpoint's fingerprint is part of the key: a changed
+		 * or different checkpoint of the same name gets its own build. */
+		snprintf(dir, n, ".rbln-compiled/%s-bs%u-len%u-tp%u-blk%u-%.16s", name,
 			 plan->max_num_seqs, plan->max_model_len, plan->tensor_parallel_size,
-			 plan->block_size);
+			 plan->block_size, plan->fingerprint);
 		base = rbln_path_join(version_dir, dir);
 	}
 	free(dir);
@@ -206,11 +208,17 @@ int serve_model_plan(const struct serve_model_json *mj, const char *version_dir,
 		plan->max_num_batched_tokens = (uint32_t)(mj->max_num_batched_tokens
 							  ? mj->max_num_batched_tokens
 							  : plan->max_model_len);
+		rc = rbln_checkpoint_fingerprint(plan->source_dir, plan->fingerprint, err);
+		if (rc)
+			goto fail;
 		plan->compiled_dir = compile_dir(version_dir, plan->source_dir, plan);
 		if (!plan->compiled_dir) {
 			rc = rbln_error_set(err, -ENOMEM, "out of memory");
 			goto fail;
 		}
+	} else if ((rc = rbln_compiled_dir_explain(plan->source_dir, err))) {
+		rbln_error_prefix(err, "%s: field 'model': ", mj->file);
+		goto fail;
 	} else {
 		rc = rbln_error_set(err, -EINVAL, "%s: field 'model': %s is neither a compiled "
 				    "model (rbln_config.json) nor a Hugging Face checkpoint "

@@ -17,6 +17,7 @@
 #include "model_json.h"
 #include "rbln_compile.h"
 #include "rbln_error.h"
+#include "rbln_fingerprint.h"
 #include "rbln_serving.h"
 
 enum serve_source_kind {
@@ -40,6 +41,8 @@ struct serve_model_plan {
 	bool has_seed;
 	uint64_t seed;
 	int32_t max_logprobs;
+	/* HF: rbln_checkpoint_fingerprint() of source_dir, the cache's key */
+	char fingerprint[RBLN_FINGERPRINT_LEN + 1];
 };
 
 /*

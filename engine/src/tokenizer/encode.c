@@ -7,12 +7,13 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tokenizer/tokenizer_internal.h"
 #include "util/utf8.h"
 
 static int encode_normalized(const struct rbln_tokenizer *tok, const char *s, size_t n,
-			     bool at_start, struct rbln_ids *ids)
+			     bool at_start, size_t limit, struct rbln_ids *ids)
 {
 	struct rbln_splits sp = { 0 };
 	size_t i;
@@ -25,7 +26,7 @@ static int encode_normalized(const struct rbln_tokenizer *tok, const char *s, si
 			rc = rbln_ids_push(ids, p->id);
 		else
 			rc = rbln_tok_pretokenize_and_bpe(tok, s + p->start, p->end - p->start,
-							  at_start && p->start == 0, ids);
+							  at_start && p->start == 0, limit, ids);
 	}
 	free(sp.v);
 	return rc;
@@ -46,9 +47,11 @@ static int encode_text(const struct rbln_tokenizer *tok, const char *text, size_
 			rc = rbln_ids_push(ids, p->id);
 			continue;
 		}
-		rc = rbln_tok_normalize(tok, text + p->start, p->end - p->start, &norm);
+		size_t limit = rbln_tok_growth_limit(p->end - p->start);
+
+		rc = rbln_tok_normalize(tok, text + p->start, p->end - p->start, limit, &norm);
 		if (!rc)
-			rc = encode_normalized(tok, norm.data, norm.len, p->start == 0, ids);
+			rc = encode_normalized(tok, norm.data, norm.len, p->start == 0, limit, ids);
 	}
 	rbln_strbuf_free(&norm);
 	free(sp.v);
@@ -76,8 +79,19 @@ int rbln_tokenizer_encode(const struct rbln_tokenizer *tok, const char *text, si
 				rc = rbln_ids_push(ids, it->ids[j]);
 		}
 	}
+	/*
+	 * No path in these messages: they reach clients of the server, per
+	 * request.  Which tokenizer is meant is clear from the model.
+	 */
+	if (rc == -E2BIG)
+		return rbln_error_set(err, rc, "tokenizer: the text grows more than %d-fold "
+				      "through the tokenizer's normalizers and pre-tokenizers "
+				      "(a hostile tokenizer.json?)", RBLN_TOK_GROWTH);
+	if (rc == -ERANGE)
+		return rbln_error_set(err, rc, "tokenizer: the pre-tokenizer's regex could not "
+				      "finish matching the text (its match limits)");
 	if (rc)
-		return rbln_error_set(err, rc, "%s: encoding failed: %s", tok->name,
-				      rc == -ENOMEM ? "out of memory" : "regex match error");
+		return rbln_error_set(err, rc, "tokenizer: encoding failed: %s",
+				      rc == -ENOMEM ? "out of memory" : strerror(-rc));
 	return 0;
 }

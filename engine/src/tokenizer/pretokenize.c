@@ -73,10 +73,46 @@ static int seg_push(struct segments *s, size_t start, size_t end, bool match)
 	return 0;
 }
 
+/*
+ * What one encode matches with.  PCRE2's default match limit (10 million)
+ * rejected valid text: on 10 MB of spaces Llama 3's \s*[\r\n]+ tries every
+ * length of the run.  The limit grows with the text instead, and the JIT
+ * gets a stack of its own (its default is 32 KiB) for the same reason.
+ */
+struct matcher {
+	pcre2_match_data *md;
+	pcre2_match_context *mc;
+	pcre2_jit_stack *stack;
+};
+
+#define JIT_STACK_MAX ((size_t)64 << 20)
+
+static int matcher_init(struct matcher *m, size_t n)
+{
+	memset(m, 0, sizeof(*m));
+	m->md = pcre2_match_data_create(1, NULL);
+	m->mc = pcre2_match_context_create(NULL);
+	m->stack = pcre2_jit_stack_create(32 << 10, JIT_STACK_MAX, NULL);
+	if (!m->md || !m->mc || !m->stack)
+		return -ENOMEM;
+	pcre2_jit_stack_assign(m->mc, NULL, m->stack);
+	pcre2_set_match_limit(m->mc, n > 100000 ? (uint32_t)(n < UINT32_MAX / 100 ? n * 100 :
+								    UINT32_MAX) : 10000000u);
+	return 0;
+}
+
+static void matcher_free(struct matcher *m)
+{
+	pcre2_match_data_free(m->md);
+	pcre2_match_context_free(m->mc);
+	pcre2_jit_stack_free(m->stack);
+}
+
 /* Matches and the gaps between them, covering s (tokenizers' find_matches). */
-static int find_matches(pcre2_code *re, pcre2_match_data *md, const char *s, size_t n,
+static int find_matches(pcre2_code *re, const struct matcher *m, const char *s, size_t n,
 			struct segments *out)
 {
+	pcre2_match_data *md = m->md;
 	size_t pos = 0, prev = 0;
 	int rc;
 
@@ -85,11 +121,11 @@ static int find_matches(pcre2_code *re, pcre2_match_data *md, const char *s, siz
 		PCRE2_SIZE *ov;
 		size_t ms, me;
 
-		rc = pcre2_match(re, (PCRE2_SPTR)s, n, pos, PCRE2_NO_UTF_CHECK, md, NULL);
+		rc = pcre2_match(re, (PCRE2_SPTR)s, n, pos, PCRE2_NO_UTF_CHECK, md, m->mc);
 		if (rc == PCRE2_ERROR_NOMATCH)
 			break;
 		if (rc < 0)
-			return -EINVAL;	/* e.g. match limit on a pathological pattern */
+			return -ERANGE;	/* a match or stack limit on a pathological text */
 		ov = pcre2_get_ovector_pointer(md);
 		ms = ov[0];
 		me = ov[1];
@@ -156,7 +192,7 @@ static void apply_behavior(struct segments *sg, enum rbln_split_behavior b)
 }
 
 /* Splits every piece of `in` by the step's regex; the text is unchanged. */
-static int split_pieces(const struct rbln_pretok_step *st, pcre2_match_data *md,
+static int split_pieces(const struct rbln_pretok_step *st, const struct matcher *md,
 			struct pieces *in, struct pieces *out, struct segments *sg)
 {
 	size_t i, j;
@@ -199,7 +235,7 @@ static int bytelevel_map(const char *s, size_t n, struct rbln_strbuf *out)
 }
 
 /* ByteLevel: optional prefix space and GPT-2 split, then the byte mapping. */
-static int bytelevel_pieces(const struct rbln_pretok_step *st, pcre2_match_data *md,
+static int bytelevel_pieces(const struct rbln_pretok_step *st, const struct matcher *md,
 			    struct pieces *in, struct pieces *out, struct segments *sg)
 {
 	struct pieces spaced = { 0 }, split = { 0 };
@@ -239,7 +275,7 @@ static int bytelevel_pieces(const struct rbln_pretok_step *st, pcre2_match_data 
 
 /* Metaspace: spaces become the replacement, maybe prefixed, then split before each. */
 static int metaspace_pieces(const struct rbln_pretok_step *st, struct pieces *in,
-			    struct pieces *out)
+			    struct pieces *out, size_t limit)
 {
 	size_t rlen = strlen(st->replacement), i;
 	int rc = 0;
@@ -256,9 +292,13 @@ static int metaspace_pieces(const struct rbln_pretok_step *st, struct pieces *in
 		if (prepend && s[0] != ' ' &&
 		    !(p->len >= rlen && memcmp(s, st->replacement, rlen) == 0))
 			rc = rbln_strbuf_append(&out->text, st->replacement, rlen);
-		for (j = 0; j < p->len && !rc; j++)
+		for (j = 0; j < p->len && !rc; j++) {
+			/* The replacement may be long: checked as it grows. */
+			if (out->text.len > limit)
+				return -E2BIG;
 			rc = s[j] == ' ' ? rbln_strbuf_append(&out->text, st->replacement, rlen) :
 					   rbln_strbuf_append_char(&out->text, s[j]);
+		}
 		if (rc)
 			break;
 		if (!st->split) {
@@ -280,13 +320,13 @@ static int metaspace_pieces(const struct rbln_pretok_step *st, struct pieces *in
 }
 
 int rbln_tok_pretokenize_and_bpe(const struct rbln_tokenizer *tok, const char *s, size_t n,
-				 bool at_start, struct rbln_ids *ids)
+				 bool at_start, size_t limit, struct rbln_ids *ids)
 {
 	struct pieces cur = { 0 }, next = { 0 };
 	struct segments sg = { 0 };
-	pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+	struct matcher m;
 	size_t i;
-	int rc = md ? 0 : -ENOMEM;
+	int rc = matcher_init(&m, n);
 
 	if (!rc)
 		rc = rbln_strbuf_append(&cur.text, s, n);
@@ -296,11 +336,13 @@ int rbln_tok_pretokenize_and_bpe(const struct rbln_tokenizer *tok, const char *s
 		const struct rbln_pretok_step *st = &tok->pretok[i];
 
 		if (st->kind == RBLN_PRETOK_SPLIT)
-			rc = split_pieces(st, md, &cur, &next, &sg);
+			rc = split_pieces(st, &m, &cur, &next, &sg);
 		else if (st->kind == RBLN_PRETOK_BYTELEVEL)
-			rc = bytelevel_pieces(st, md, &cur, &next, &sg);
+			rc = bytelevel_pieces(st, &m, &cur, &next, &sg);
 		else
-			rc = metaspace_pieces(st, &cur, &next);
+			rc = metaspace_pieces(st, &cur, &next, limit);
+		if (!rc && next.text.len > limit)
+			rc = -E2BIG;
 		pieces_free(&cur);
 		cur = next;
 		memset(&next, 0, sizeof(next));
@@ -310,6 +352,6 @@ int rbln_tok_pretokenize_and_bpe(const struct rbln_tokenizer *tok, const char *s
 	pieces_free(&cur);
 	pieces_free(&next);
 	free(sg.v);
-	pcre2_match_data_free(md);
+	matcher_free(&m);
 	return rc;
 }

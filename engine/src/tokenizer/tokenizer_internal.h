@@ -128,13 +128,27 @@ int rbln_tok_load_post_processor(struct rbln_tokenizer *tok, json_object *p,
 				 struct rbln_error *err);
 int rbln_tok_load_decoder(struct rbln_tokenizer *tok, json_object *d, struct rbln_error *err);
 
-/* Applies the normalizer chain to one piece of text. */
-int rbln_tok_normalize(const struct rbln_tokenizer *tok, const char *s, size_t n,
-		       struct rbln_strbuf *out);
+/*
+ * How long the text of n input bytes may grow through the normalizers and
+ * pre-tokenizers: real ones at most triple it (" " -> "\u2581", ByteLevel's
+ * two-byte characters); chained Replace steps of a hostile tokenizer.json
+ * would grow it without bound.  Past it encoding fails with -E2BIG.
+ */
+#define RBLN_TOK_GROWTH 16
+#define RBLN_TOK_GROWTH_SLACK 4096
+size_t rbln_tok_growth_limit(size_t n);
 
-/* Pre-tokenizes one normalized piece and runs BPE on every word. */
+/* Applies the normalizer chain to one piece of text (-E2BIG past `limit` bytes). */
+int rbln_tok_normalize(const struct rbln_tokenizer *tok, const char *s, size_t n,
+		       size_t limit, struct rbln_strbuf *out);
+
+/*
+ * Pre-tokenizes one normalized piece and runs BPE on every word; -E2BIG when
+ * a pre-tokenizer's output passes `limit` bytes, -ERANGE when the regex
+ * cannot finish matching.
+ */
 int rbln_tok_pretokenize_and_bpe(const struct rbln_tokenizer *tok, const char *s, size_t n,
-				 bool at_start, struct rbln_ids *ids);
+				 bool at_start, size_t limit, struct rbln_ids *ids);
 
 /* BPE of one word (already in the model's alphabet). */
 int rbln_bpe_word(const struct rbln_tokenizer *tok, const char *w, size_t n,

@@ -62,12 +62,15 @@ static int index_added_token(struct rbln_tokenizer *tok, size_t i, struct rbln_e
 		return rbln_trie_add(&a->raw, t->content, t->len, (int32_t)i) ?
 			       rbln_error_set(err, -ENOMEM, "out of memory") : 0;
 	/* Normalized tokens match their normalized form (as tokenizers does). */
-	rc = rbln_tok_normalize(tok, t->content, t->len, &norm);
+	rc = rbln_tok_normalize(tok, t->content, t->len, rbln_tok_growth_limit(t->len), &norm);
 	if (!rc)
 		rc = rbln_trie_add(&a->norm, norm.data ? norm.data : "", norm.len, (int32_t)i);
 	if (!rc)
 		a->norm_forms[a->n_norm_forms++] = rbln_strbuf_steal(&norm, NULL);
 	rbln_strbuf_free(&norm);
+	if (rc == -E2BIG)
+		return rbln_error_set(err, rc, "%s: added_tokens[%zu] grows more than %d-fold "
+				      "through the normalizer", tok->name, i, RBLN_TOK_GROWTH);
 	return rc ? rbln_error_set(err, -ENOMEM, "out of memory") : 0;
 }
 

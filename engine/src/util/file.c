@@ -10,9 +10,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/*
+ * Opens a regular file for reading.  O_NONBLOCK keeps open() from waiting
+ * forever on a FIFO with no writer (or a device) put where a model file
+ * belongs; such files are then rejected by type, and the flag is cleared
+ * for the reads of a regular file.
+ */
 static int open_regular(const char *path, struct stat *st, struct rbln_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int flags;
 
 	if (fd < 0)
 		return rbln_error_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
@@ -24,12 +31,30 @@ static int open_regular(const char *path, struct stat *st, struct rbln_error *er
 	}
 	if (!S_ISREG(st->st_mode)) {
 		close(fd);
-		return rbln_error_set(err, -EINVAL, "%s: not a regular file", path);
+		return rbln_error_set(err, -EINVAL, "%s: not a regular file (%s)", path,
+				      S_ISFIFO(st->st_mode) ? "a FIFO" :
+				      S_ISDIR(st->st_mode) ? "a directory" :
+				      S_ISSOCK(st->st_mode) ? "a socket" :
+				      S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ? "a device" :
+				      "a special file");
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		int e = errno;
+
+		close(fd);
+		return rbln_error_set(err, -e, "%s: cannot set blocking reads: %s", path, strerror(e));
 	}
 	return fd;
 }
 
 int rbln_file_read(const char *path, char **data, size_t *len, struct rbln_error *err)
+{
+	return rbln_file_read_max(path, RBLN_FILE_READ_MAX, data, len, err);
+}
+
+int rbln_file_read_max(const char *path, size_t max, char **data, size_t *len,
+		       struct rbln_error *err)
 {
 	struct stat st;
 	size_t size, got = 0;
@@ -39,6 +64,12 @@ int rbln_file_read(const char *path, char **data, size_t *len, struct rbln_error
 	fd = open_regular(path, &st, err);
 	if (fd < 0)
 		return fd;
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		return rbln_error_set(err, -EFBIG,
+				      "%s: %llu bytes is more than this file may have (%zu bytes)",
+				      path, (unsigned long long)st.st_size, max);
+	}
 	size = (size_t)st.st_size;
 	buf = malloc(size + 1);
 	if (!buf) {
@@ -138,6 +169,24 @@ int rbln_fd_read_at(int fd, void *buf, size_t n, uint64_t off)
 		p += r;
 		n -= (size_t)r;
 		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+int rbln_fd_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
 	}
 	return 0;
 }

@@ -9,7 +9,20 @@
 
 #include "rbln_error.h"
 
-/* Reads a file into a NUL-terminated heap buffer; errors name the path. */
+/*
+ * The most rbln_file_read() reads: above the largest tokenizer.json of
+ * real checkpoints (tens of MB), far below what would exhaust memory.
+ */
+#define RBLN_FILE_READ_MAX ((size_t)128 << 20)
+
+/*
+ * Reads a regular file into a NUL-terminated heap buffer; errors name the
+ * path.  Non-regular files (FIFOs, devices, directories) are refused
+ * without blocking, and files over `max` bytes are refused with their size.
+ */
+int rbln_file_read_max(const char *path, size_t max, char **data, size_t *len,
+		       struct rbln_error *err);
+/* rbln_file_read_max() with RBLN_FILE_READ_MAX. */
 int rbln_file_read(const char *path, char **data, size_t *len, struct rbln_error *err);
 
 struct rbln_mapping {
@@ -29,6 +42,9 @@ bool rbln_file_exists(const char *path);
  * EINTR): 0, -ENODATA when the file ends first, or -errno.
  */
 int rbln_fd_read_at(int fd, void *buf, size_t n, uint64_t off);
+
+/* Writes all @n bytes (retrying short writes and EINTR): 0 or -errno. */
+int rbln_fd_write_all(int fd, const void *buf, size_t n);
 
 /* Returns "dir/name" in a heap buffer, or NULL when out of memory. */
 char *rbln_path_join(const char *dir, const char *name);

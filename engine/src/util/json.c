@@ -85,7 +85,7 @@ int rbln_json_load_file(const char *path, json_object **out, struct rbln_error *
 	int rc;
 
 	*out = NULL;
-	rc = rbln_file_read(path, &text, &len, err);
+	rc = rbln_file_read_max(path, RBLN_JSON_FILE_MAX, &text, &len, err);
 	if (rc)
 		return rc;
 	rc = rbln_json_parse(text, len, path, out, err);

@@ -16,9 +16,17 @@
 
 #include "rbln_error.h"
 
+/*
+ * The most a JSON configuration file (config.json, tokenizer_config.json,
+ * an index...) may have; tokenizer.json, mostly vocabulary, may have
+ * RBLN_FILE_READ_MAX.
+ */
+#define RBLN_JSON_FILE_MAX ((size_t)16 << 20)
+
 /* Parses one complete JSON document (strict syntax, UTF-8 checked). */
 int rbln_json_parse(const char *text, size_t len, const char *name, json_object **out,
 		    struct rbln_error *err);
+/* Reads and parses a file of at most RBLN_JSON_FILE_MAX bytes. */
 int rbln_json_load_file(const char *path, json_object **out, struct rbln_error *err);
 /* rbln_json_load_file() of a document that must be an object ("PATH: must be ..."). */
 int rbln_json_load_object(const char *path, json_object **out, struct rbln_error *err);

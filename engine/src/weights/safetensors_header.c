@@ -34,6 +34,11 @@ static int parse_dtype(const struct entry_ctx *c, json_object *v, enum rbln_dtyp
 		return rbln_error_set(c->err, -EINVAL, "%s: tensor '%s': dtype must be a string, got %s",
 				      c->file, c->tensor, rbln_json_type_name(v));
 	s = json_object_get_string(v);
+	/* "F16\u0000x" must not pass for F16 through strcmp. */
+	if (strlen(s) != (size_t)json_object_get_string_len(v))
+		return rbln_error_set(c->err, -EINVAL,
+				      "%s: tensor '%s': dtype \"%.32s...\" contains a NUL byte",
+				      c->file, c->tensor, s);
 	if (strcmp(s, "BF16") == 0)
 		*out = RBLN_TENSOR_BF16;
 	else if (strcmp(s, "F16") == 0)

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Hostile templates end in a clear error, never a crash or a hang: depth
+ * limits in the parser (nested blocks, elif chains, brackets) and on the
+ * syntax tree (long operator, filter and attribute chains), a nesting limit
+ * in the evaluator (recursive macros, a namespace that holds itself), a
+ * step budget that covers filters and many {% set %}, no leak when a render
+ * fails with scratch buffers live (the ASan build checks), and a range()
+ * whose step would overflow.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbln_jinja.h"
+#include "test_common.h"
+
+static int render(const char *src, char **out, struct rbln_error *err)
+{
+	struct rbln_jinja_template *t;
+	json_object *vars = json_tokener_parse("{\"d\": {\"a\": 1}, \"xs\": [1, 2]}");
+	size_t len;
+	int rc;
+
+	assert_non_null(vars);
+	*out = NULL;
+	rc = rbln_jinja_compile(src, strlen(src), "template", &t, err);
+	if (!rc) {
+		rc = rbln_jinja_render(t, vars, NULL, out, &len, err);
+		rbln_jinja_free(t);
+	}
+	json_object_put(vars);
+	return rc;
+}
+
+static void expect_error(const char *what, const char *src, const char *w1, const char *w2)
+{
+	struct rbln_error err = { 0 };
+	char *out;
+
+	if (!render(src, &out, &err))
+		fail_msg("%s: rendered (%zu bytes) instead of failing", what, strlen(out));
+	if (!strstr(err.msg, w1) || (w2 && !strstr(err.msg, w2)))
+		fail_msg("%s: message \"%s\" lacks \"%s\" or \"%s\"", what, err.msg, w1,
+			 w2 ? w2 : "");
+}
+
+/* head, then `n` copies of `unit`, then tail, then `n` copies of `close`. */
+static char *repeat(const char *head, const char *unit, size_t n, const char *tail,
+		    const char *close)
+{
+	size_t hl = strlen(head), ul = strlen(unit), tl = strlen(tail), cl = strlen(close), i;
+	char *s = malloc(hl + n * (ul + cl) + tl + 1), *p = s;
+
+	assert_non_null(s);
+	memcpy(p, head, hl);
+	p += hl;
+	for (i = 0; i < n; i++, p += ul)
+		memcpy(p, unit, ul);
+	memcpy(p, tail, tl);
+	p += tl;
+	for (i = 0; i < n; i++, p += cl)
+		memcpy(p, close, cl);
+	*p = '\0';
+	return s;
+}
+
+static void expect_repeat_error(const char *what, const char *head, const char *unit, size_t n,
+				const char *tail, const char *close, const char *w1)
+{
+	char *src = repeat(head, unit, n, tail, close);
+
+	expect_error(what, src, w1, NULL);
+	free(src);
+}
+
+static void test_parser_depth(void **state)
+{
+	(void)state;
+	expect_repeat_error("nested if blocks", "", "{% if true %}", 100000, "x",
+			    "{% endif %}", "nested too deeply");
+	expect_repeat_error("nested for blocks", "", "{% for i in xs %}", 100000, "x",
+			    "{% endfor %}", "nested too deeply");
+	expect_repeat_error("elif chain", "{% if false %}", "{% elif false %}", 100000,
+			    "{% endif %}", "", "nested too deeply");
+	expect_repeat_error("brackets", "{{ ", "[", 100000, "1", "]", "nested too deeply");
+	expect_repeat_error("unary minus", "{{ ", "-", 100000, "1 }}", "", "nested too deeply");
+	expect_repeat_error("not chain", "{{ ", "not ", 100000, "1 }}", "", "nested too deeply");
+}
+
+static void test_tree_depth(void **state)
+{
+	(void)state;
+	expect_repeat_error("operator chain", "{{ 1", " + 1", 100000, " }}", "", "too deep");
+	expect_repeat_error("concat chain", "{{ 'a'", " ~ 'a'", 100000, " }}", "", "too deep");
+	expect_repeat_error("filter chain", "{{ 'a'", "|trim", 100000, " }}", "", "too deep");
+	expect_repeat_error("attribute chain", "{{ d", ".a", 100000, " }}", "", "too deep");
+	expect_repeat_error("item chain", "{{ d", "['a']", 100000, " }}", "", "too deep");
+	expect_repeat_error("call chain", "{{ range", "(1)", 100000, " }}", "", "too deep");
+	expect_repeat_error("and chain", "{{ 1", " and 1", 100000, " }}", "", "too deep");
+	expect_repeat_error("conditional chain", "{{ 1", " if 1 else 1", 100000, " }}", "",
+			    "too deep");
+}
+
+static void test_evaluator_nesting(void **state)
+{
+	char *src;
+
+	(void)state;
+	expect_error("namespace holding itself",
+		     "{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}", "nests too deeply",
+		     NULL);
+	expect_error("namespace in a list it holds",
+		     "{% set ns = namespace() %}{% set ns.l = [ns] %}{{ ns.l }}",
+		     "nests too deeply", NULL);
+	expect_error("namespace as JSON",
+		     "{% set ns = namespace() %}{% set ns.me = ns %}{{ ns|tojson }}",
+		     "not JSON serializable", NULL);
+	/* Each macro level evaluates a deep expression: the product is bounded. */
+	src = repeat("{% macro m(n) %}{{ ", "[", 40, "m(n - 1) if n else 0", "]");
+	{
+		char *full = malloc(strlen(src) + 64);
+
+		assert_non_null(full);
+		sprintf(full, "%s }}{%% endmacro %%}{{ m(100) }}", src);
+		expect_error("deep expressions in recursive macros", full, "nests too deeply",
+			     NULL);
+		free(full);
+	}
+	free(src);
+	expect_error("endless macro recursion", "{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}",
+		     "recursion", NULL);
+}
+
+static void test_step_budget_covers_filters_and_sets(void **state)
+{
+	char *src;
+
+	(void)state;
+	expect_error("unique of a large range", "{{ range(1000000)|unique|list|length }}",
+		     "budget", NULL);
+	expect_error("sorting large lists repeatedly",
+		     "{% for i in range(100) %}{{ range(1000000)|sort|length }}{% endfor %}",
+		     "budget", NULL);
+	/* Each distinct name makes every later set and lookup scan longer. */
+	{
+		size_t n = 60000, i, off = 0;
+
+		src = malloc(n * 32);
+		assert_non_null(src);
+		for (i = 0; i < n; i++)
+			off += (size_t)sprintf(src + off, "{%% set v%zu = %zu %%}", i, i);
+		expect_error("many sets", src, "budget", NULL);
+		free(src);
+	}
+}
+
+/* The error unwinds past live scratch buffers: ASan's leak check sees them. */
+static void test_failed_render_frees_scratch(void **state)
+{
+	(void)state;
+	expect_error("join past the output limit", "{{ (['x' * 1000000] * 70)|join }}",
+		     "64 MiB", NULL);
+	expect_error("error inside a join",
+		     "{{ (['x' * 1000000] * 20 + [raise_exception('stop')])|join }}", "stop", NULL);
+	expect_error("error in a capture", "{% set x %}{{ 'y' * 1000000 }}{{ nope() }}{% endset %}",
+		     "nope", NULL);
+}
+
+static void test_range_step_overflow(void **state)
+{
+	struct rbln_error err = { 0 };
+	char *out;
+
+	(void)state;
+	assert_int_equal(render("{{ range(0, 9223372036854775807, 4611686018427387904)|list }}",
+				&out, &err), 0);
+	assert_string_equal(out, "[0, 4611686018427387904]");
+	free(out);
+	assert_int_equal(render("{{ range(-9223372036854775807, -9223372036854775807 - 1 + 1, "
+				"-4611686018427387904)|list }}", &out, &err), 0);
+	assert_string_equal(out, "[]");
+	free(out);
+	assert_int_equal(render("{{ range(9223372036854775807, 0, -9223372036854775807)|list }}",
+				&out, &err), 0);
+	assert_string_equal(out, "[9223372036854775807]");
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parser_depth),
+		cmocka_unit_test(test_tree_depth),
+		cmocka_unit_test(test_evaluator_nesting),
+		cmocka_unit_test(test_step_budget_covers_filters_and_sets),
+		cmocka_unit_test(test_failed_render_frees_scratch),
+		cmocka_unit_test(test_range_step_overflow),
+	};
+
+	return cmocka_run_group_tests_name("engine jinja limits", tests, NULL, NULL);
+}
