@@ -9,6 +9,9 @@
 #include <json-c/json.h>
 #include <microhttpd.h>
 
+#include "prep.h"
+#include "request.h"
+#include "request_build.h"
 #include "responses.h"
 #include "router.h"
 #include "server.h"
@@ -18,14 +21,33 @@
 #define RBLN_SERVE_VERSION "0.0.0"
 #endif
 
+/* Where a generating request is with its preparation (prep.h). */
+enum serve_prep_state { SERVE_PREP_NONE, SERVE_PREP_RUNNING, SERVE_PREP_DONE };
+
+/* What the preparation of a generating request leaves for the handler. */
+struct serve_prepared {
+	struct serve_model *model;
+	size_t infer_json_len;		/* the Inference-Header-Content-Length */
+	struct serve_request req;	/* valid when ok */
+	struct serve_built built;
+	bool ok;
+	unsigned status;		/* else the error's */
+	char msg[RBLN_ERROR_MSG_MAX];
+};
+
 /* One HTTP request (libmicrohttpd's per-request closure). */
 struct serve_conn {
 	struct serve_server *srv;
+	struct MHD_Connection *conn;
 	struct serve_route route;
 	bool method_ok;
+	bool arrived;			/* the body is complete */
 	struct rbln_strbuf body;
 	size_t body_total;		/* bytes received, kept or not */
 	struct serve_job *job;		/* a generation in flight, or NULL */
+	struct serve_prep_task task;
+	_Atomic int prep_state;		/* enum serve_prep_state */
+	struct serve_prepared prep;
 };
 
 /* Queues a reply with a body (copied); extra_header may be NULL. */
@@ -44,6 +66,8 @@ unsigned serve_http_status(int err);
 enum MHD_Result serve_handle_info(struct serve_conn *cx, struct MHD_Connection *c);
 /* The generating endpoints; called again when a suspended request resumes. */
 enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connection *c);
+/* Frees what a preparation left that no job took over. */
+void serve_prepared_free(struct serve_prepared *p);
 
 /* The metrics service's request handler. */
 enum MHD_Result serve_metrics_handler(void *cls, struct MHD_Connection *c, const char *url,
