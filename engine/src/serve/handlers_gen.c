@@ -179,7 +179,8 @@ static enum MHD_Result start_prep(struct serve_conn *cx, struct MHD_Connection *
 	cx->task.run = prepare;
 	atomic_store(&cx->prep_state, SERVE_PREP_RUNNING);
 	MHD_suspend_connection(c);
-	if (serve_prep_submit(cx->srv->prep, &cx->task)) {
+	if (serve_prep_submit(cx->body.len > SERVE_PREP_BULK_BYTES ? cx->srv->prep_bulk
+							   : cx->srv->prep, &cx->task)) {
 		MHD_resume_connection(c);
 		atomic_store(&cx->prep_state, SERVE_PREP_NONE);
 		return serve_http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE,

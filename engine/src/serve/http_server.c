@@ -378,6 +378,7 @@ static struct MHD_Daemon *start_daemon(struct serve_server *s, const struct daem
 		flags |= MHD_USE_TLS;
 	else
 		tls[0].option = MHD_OPTION_END;
+	errno = 0;
 	/*
 	 * libmicrohttpd's default limit (FD_SETSIZE - 4) was all a thousand
 	 * idle sockets needed to lock everyone out, with no timeout to free
@@ -395,6 +396,13 @@ static struct MHD_Daemon *start_daemon(struct serve_server *s, const struct daem
 			     MHD_OPTION_UNESCAPE_CALLBACK, unescape_url, NULL,
 			     MHD_OPTION_ARRAY, tls,
 			     MHD_OPTION_END);
+	if (!d && s->tls_cert && !errno) {
+		/* libmicrohttpd says no more than that GnuTLS refused the pair */
+		rbln_error_set(err, -EINVAL, "cannot start the %s on %s:%u: TLS setup failed (is "
+			       "--ssl-certfile a PEM certificate and --ssl-keyfile its private "
+			       "key?)", sp->what, o->host, sp->port);
+		return NULL;
+	}
 	if (!d) {
 		rbln_error_set(err, errno ? -errno : -EADDRINUSE, "cannot start the %s on %s:%u "
 			       "(%s)", sp->what, o->host, sp->port,
@@ -507,12 +515,13 @@ int serve_server_start(struct serve_server *s, const struct serve_options *o,
 		goto fail;
 	s->watch = serve_watch_start(hangup, s);
 	s->prep = serve_prep_start(o->prep_threads);
+	s->prep_bulk = serve_prep_start(SERVE_PREP_BULK_THREADS);
 	http.guard = s->http_guard = serve_guard_start(o->header_timeout_s, o->body_timeout_s,
 						       o->idle_timeout_s, s->tls_cert != NULL);
 	metrics.guard = s->metrics_guard = serve_guard_start(o->header_timeout_s,
 							     o->body_timeout_s,
 							     o->idle_timeout_s, false);
-	if (!s->watch || !s->prep || !s->http_guard || !s->metrics_guard) {
+	if (!s->watch || !s->prep || !s->prep_bulk || !s->http_guard || !s->metrics_guard) {
 		rc = rbln_error_set(err, -ENOMEM, "cannot start the server's threads");
 		goto fail;
 	}
@@ -534,12 +543,13 @@ fail:
 	if (s->http)
 		MHD_stop_daemon(s->http);
 	serve_prep_stop(s->prep);
+	serve_prep_stop(s->prep_bulk);
 	serve_guard_stop(s->http_guard);
 	serve_guard_stop(s->metrics_guard);
 	serve_watch_stop(s->watch);
 	free_tls(s);
 	s->http = NULL;
-	s->prep = NULL;
+	s->prep = s->prep_bulk = NULL;
 	s->http_guard = s->metrics_guard = NULL;
 	s->watch = NULL;
 	return err && err->code ? err->code : -EIO;
@@ -587,7 +597,8 @@ void serve_server_stop(struct serve_server *s)
 {
 	/* the workers resume their connections: the daemon must still run */
 	serve_prep_stop(s->prep);
-	s->prep = NULL;
+	serve_prep_stop(s->prep_bulk);
+	s->prep = s->prep_bulk = NULL;
 	if (s->http)
 		MHD_stop_daemon(s->http);
 	if (s->quiesced_fd >= 0)

@@ -53,6 +53,12 @@ struct serve_options {
 #define SERVE_DEFAULT_HEADER_TIMEOUT_S 30u
 #define SERVE_DEFAULT_BODY_TIMEOUT_S 120u
 #define SERVE_DEFAULT_PREP_THREADS 2u
+/*
+ * Bodies larger than this are prepared by a worker of their own, so that
+ * a few huge requests cannot keep every worker from the ordinary ones.
+ */
+#define SERVE_PREP_BULK_BYTES (256u << 10)
+#define SERVE_PREP_BULK_THREADS 1u
 
 struct serve_server {
 	struct serve_options opt;
@@ -67,6 +73,7 @@ struct serve_server {
 	struct serve_guard *http_guard;	/* arrival deadlines of each port */
 	struct serve_guard *metrics_guard;
 	struct serve_prep *prep;	/* request preparation workers */
+	struct serve_prep *prep_bulk;	/* the same for large bodies (prep.h) */
 	char *tls_cert, *tls_key;	/* PEM text of --ssl-certfile/--ssl-keyfile */
 	pthread_mutex_t lock;		/* jobs list */
 	pthread_cond_t idle;		/* signalled when the list empties */
