@@ -56,7 +56,12 @@ enum MHD_Result serve_http_reply(struct MHD_Connection *c, unsigned status,
 				 const char *extra_header, const char *extra_value);
 /* Queues o (and drops it) as application/json. */
 enum MHD_Result serve_http_json(struct MHD_Connection *c, unsigned status, json_object *o);
-/* {"error": msg}, or OpenAI's error object for the /v1 routes. */
+/*
+ * Errors never show where the server keeps its files: an absolute path in
+ * msg is cut to its last component (the routes /v1/... and /v2/... stay).
+ */
+void serve_redact_paths(char *msg);
+/* {"error": msg} (paths redacted), or OpenAI's error object for the /v1 routes. */
 enum MHD_Result serve_http_error(struct MHD_Connection *c, unsigned status, const char *msg,
 				 bool openai);
 /* The HTTP status of a negative errno (Triton's mapping). */

@@ -98,11 +98,43 @@ enum MHD_Result serve_http_json(struct MHD_Connection *c, unsigned status, json_
 	return ret;
 }
 
+/* Where a word starts: a file path is a word that starts with '/'. */
+static bool word_start(const char *msg, const char *p)
+{
+	return p == msg || strchr(" \t'\"(`=", p[-1]);
+}
+
+void serve_redact_paths(char *msg)
+{
+	char *p = msg, *end, *last;
+
+	while ((p = strchr(p, '/'))) {
+		end = p + strcspn(p, " \t'\"`),;");
+		if (!word_start(msg, p) || !strncmp(p, "/v1/", 4) || !strncmp(p, "/v2/", 4)) {
+			p = end;
+			continue;
+		}
+		last = p;
+		for (char *q = p; q < end; q++)
+			if (*q == '/')
+				last = q + 1;
+		if (last > p + 1) {	/* "/a/b/name" -> "name": keeps what it is, not where */
+			memmove(p, last, strlen(last) + 1);
+			end = p + (end - last);
+		}
+		p = end;
+	}
+}
+
 enum MHD_Result serve_http_error(struct MHD_Connection *c, unsigned status, const char *msg,
 				 bool openai)
 {
-	return serve_http_json(c, status, openai ? serve_openai_error_json(msg, (int)status)
-						 : serve_error_json(msg));
+	char text[RBLN_ERROR_MSG_MAX];
+
+	snprintf(text, sizeof(text), "%s", msg);
+	serve_redact_paths(text);
+	return serve_http_json(c, status, openai ? serve_openai_error_json(text, (int)status)
+						 : serve_error_json(text));
 }
 
 static bool is_openai(enum serve_route_kind k)

@@ -16,6 +16,7 @@
 
 #include <microhttpd.h>
 
+#include "http.h"
 #include "responses.h"
 #include "sse.h"
 #include "textstream.h"
@@ -690,6 +691,7 @@ static unsigned failure(const struct serve_job *j, const struct serve_choice *c,
 	}
 	snprintf(buf, sizeof(buf), "generation failed: %s",
 		 c->error_msg ? c->error_msg : "engine error");
+	serve_redact_paths(buf);
 	*msg = buf;
 	return 500;
 }

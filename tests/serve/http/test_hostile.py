@@ -292,7 +292,7 @@ def check_huge_prompts(srv):
 
 
 def no_path(text):
-    return MODELS not in text and "/tmp/" not in text and ".json" not in text
+    return MODELS not in text and "/tmp/" not in text and "/engine/" not in text
 
 
 def check_paths(srv):
@@ -308,6 +308,26 @@ def check_paths(srv):
     err = sl.parse_json(data).get("error", "")
     tap.ok(st == 400 and err and no_path(err), "invalid UTF-8: 400 naming no server path",
            (st, err[:200]))
+
+
+def check_template_error_paths(root):
+    """tiny-llama2's chat_template.jinja raises on roles that do not alternate: the
+    error says so, and names the template file, but not the directory it is in."""
+    model = sl.compile_model(os.path.join(MODELS, "tiny-llama2"), os.path.join(root, "tl2"),
+                             "--batch-size", "4", "--max-seq-len", "256",
+                             "--decoder-batch-sizes", "4,1")
+    srv = sl.Server(["--model", model, "--served-model-name", "tl2"], root)
+    try:
+        st, b = srv.post_json("/v1/chat/completions", {"messages": [
+            {"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
+            "max_tokens": 1})
+        err = json.dumps(b)
+        tap.ok(st == 400 and "alternate" in err and "chat_template.jinja" in err and
+               no_path(err) and root not in err,
+               "a chat template's error: 400 naming the template file, not its directory",
+               (st, err[:300]))
+    finally:
+        tap.eq(srv.stop(), 0, "tiny-llama2 server: SIGTERM exits 0")
 
 
 def check_nul(srv):
@@ -401,6 +421,7 @@ def main():
         tap.eq(srv.stop(), 0, "SIGTERM: exit 0")
         srv = None
         check_connection_limit(root, model)
+        check_template_error_paths(root)
     except Exception as e:  # a crash of the harness is a failure, with the reason
         tap.ok(False, f"harness: {type(e).__name__}", f"{e}\n{srv.stderr() if srv else ''}")
     finally:
