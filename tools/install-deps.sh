@@ -27,7 +27,7 @@ done
 pkgs=(build-essential meson ninja-build pkg-config python3
       libdrm-dev libudev-dev libnuma-dev libcmocka-dev
       libpcre2-dev libjson-c-dev libmicrohttpd-dev nettle-dev
-      clang libclang-rt-dev curl
+      clang libclang-rt-dev curl openssl
       libyaml-dev python3-jsonschema python3-yaml podman busybox-static
       help2man udev)
 kernel_pkgs=(qemu-system-x86 busybox-static cpio xz-utils linux-source-6.12)

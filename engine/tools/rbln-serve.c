@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +39,34 @@ static void usage(FILE *f)
 		"  --max-num-seqs N, --max-model-len N, --max-num-batched-tokens N,\n"
 		"  --block-size N, --tensor-parallel-size N, --tokenizer DIR, --seed N\n"
 		"                            with --model: what model.json would say\n"
-		"  --host ADDR               listen address (default 0.0.0.0)\n"
+		"  --host ADDR               listen address (default 0.0.0.0: every interface,\n"
+		"                            reachable by anyone who can reach this machine;\n"
+		"                            use 127.0.0.1, --api-key and TLS where that is\n"
+		"                            not what you want)\n"
 		"  --http-port N             HTTP port (default 8000)\n"
 		"  --metrics-port N          metrics port (default 8002)\n"
 		"  --allow-metrics BOOL      serve metrics (default true)\n"
 		"  --http-threads N          HTTP threads (default 4)\n"
 		"  --http-max-input-size N   largest request body in bytes (default 67108864)\n"
+		"  --http-max-connections N  open connections per port (default 2048)\n"
+		"  --http-max-connections-per-client N\n"
+		"                            from one address, per port (default 128; 0: no\n"
+		"                            limit, e.g. behind a proxy)\n"
+		"  --http-idle-timeout S     close a connection silent for S seconds (default 60;\n"
+		"                            0: never)\n"
+		"  --http-header-timeout S   a request's headers must arrive within S seconds of\n"
+		"                            the connection or of the previous answer (default 30;\n"
+		"                            0: no limit)\n"
+		"  --http-body-timeout S     and its body within S seconds more (default 120;\n"
+		"                            0: no limit)\n"
+		"  --prep-threads N          threads that parse, render and tokenize requests\n"
+		"                            (default 2)\n"
+		"  --api-key KEY             require 'Authorization: Bearer KEY' on every route\n"
+		"                            but health and metrics (default: $RBLN_API_KEY;\n"
+		"                            none: no check)\n"
+		"  --ssl-certfile FILE, --ssl-keyfile FILE\n"
+		"                            serve HTTPS on the HTTP port (PEM certificate chain\n"
+		"                            and private key)\n"
 		"  --max-queue-size N        requests waiting per model before 503 (default\n"
 		"                            1024; config.pbtxt's default_queue_policy wins)\n"
 		"  --request-timeout-us N    deadline of requests that set none (default none)\n"
@@ -61,7 +84,9 @@ enum {
 	OPT_REPO = 256, OPT_MODEL, OPT_NAME, OPT_SEQS, OPT_LEN, OPT_BATCHED, OPT_BLOCK, OPT_TP,
 	OPT_TOKENIZER, OPT_SEED, OPT_HOST, OPT_HTTP_PORT, OPT_METRICS_PORT, OPT_ALLOW_METRICS,
 	OPT_THREADS, OPT_MAX_INPUT, OPT_MAX_QUEUE, OPT_TIMEOUT, OPT_DRAIN, OPT_CHECK,
-	OPT_GRPC_PORT, OPT_ALLOW_GRPC,
+	OPT_GRPC_PORT, OPT_ALLOW_GRPC, OPT_MAX_CONN, OPT_MAX_PER_CLIENT, OPT_IDLE_TIMEOUT,
+	OPT_HEADER_TIMEOUT, OPT_BODY_TIMEOUT, OPT_PREP_THREADS, OPT_API_KEY, OPT_SSL_CERT,
+	OPT_SSL_KEY,
 };
 
 struct args {
@@ -104,6 +129,42 @@ static int boolean(const char *flag, const char *s, bool *out)
 	return -1;
 }
 
+/* The flags that bound what clients can hold (connections, time, threads). */
+static int bound_flag(int opt, const char *arg, struct serve_options *o)
+{
+	static const struct {
+		int opt;
+		const char *flag;
+		long long min, max;
+		size_t field;
+	} flags[] = {
+		{ OPT_MAX_CONN, "--http-max-connections", 1, 1000000,
+		  offsetof(struct serve_options, max_connections) },
+		{ OPT_MAX_PER_CLIENT, "--http-max-connections-per-client", 0, 1000000,
+		  offsetof(struct serve_options, max_connections_per_client) },
+		{ OPT_IDLE_TIMEOUT, "--http-idle-timeout", 0, 86400,
+		  offsetof(struct serve_options, idle_timeout_s) },
+		{ OPT_HEADER_TIMEOUT, "--http-header-timeout", 0, 86400,
+		  offsetof(struct serve_options, header_timeout_s) },
+		{ OPT_BODY_TIMEOUT, "--http-body-timeout", 0, 86400,
+		  offsetof(struct serve_options, body_timeout_s) },
+		{ OPT_PREP_THREADS, "--prep-threads", 1, 256,
+		  offsetof(struct serve_options, prep_threads) },
+	};
+	long long v;
+	size_t i;
+
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		if (flags[i].opt != opt)
+			continue;
+		if (num(flags[i].flag, arg, flags[i].min, flags[i].max, &v))
+			return -1;
+		*(unsigned *)((char *)o + flags[i].field) = (unsigned)v;
+		return 0;
+	}
+	return -1;
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
@@ -129,6 +190,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "check", no_argument, NULL, OPT_CHECK },
 		{ "grpc-port", required_argument, NULL, OPT_GRPC_PORT },
 		{ "allow-grpc", required_argument, NULL, OPT_ALLOW_GRPC },
+		{ "http-max-connections", required_argument, NULL, OPT_MAX_CONN },
+		{ "http-max-connections-per-client", required_argument, NULL, OPT_MAX_PER_CLIENT },
+		{ "http-idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+		{ "http-header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
+		{ "http-body-timeout", required_argument, NULL, OPT_BODY_TIMEOUT },
+		{ "prep-threads", required_argument, NULL, OPT_PREP_THREADS },
+		{ "api-key", required_argument, NULL, OPT_API_KEY },
+		{ "ssl-certfile", required_argument, NULL, OPT_SSL_CERT },
+		{ "ssl-keyfile", required_argument, NULL, OPT_SSL_KEY },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -211,6 +281,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 				return 2;
 			a->drain_s = (long)v;
 			break;
+		case OPT_MAX_CONN: case OPT_MAX_PER_CLIENT: case OPT_IDLE_TIMEOUT:
+		case OPT_HEADER_TIMEOUT: case OPT_BODY_TIMEOUT: case OPT_PREP_THREADS:
+			if (bound_flag(c, optarg, &a->opt))
+				return 2;
+			break;
+		case OPT_API_KEY: a->opt.api_key = optarg; break;
+		case OPT_SSL_CERT: a->opt.ssl_certfile = optarg; break;
+		case OPT_SSL_KEY: a->opt.ssl_keyfile = optarg; break;
 		case OPT_CHECK: a->check = true; break;
 		case 'h': usage(stdout); return -1;
 		case 'V': printf("rbln-serve %s\n", RBLN_VERSION); return -1;
@@ -219,6 +297,16 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rbln-serve: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!a->opt.api_key)
+		a->opt.api_key = getenv("RBLN_API_KEY");
+	if (a->opt.api_key && !*a->opt.api_key) {
+		fprintf(stderr, "rbln-serve: --api-key (or RBLN_API_KEY) is empty\n");
+		return 2;
+	}
+	if (!a->opt.ssl_certfile != !a->opt.ssl_keyfile) {
+		fprintf(stderr, "rbln-serve: --ssl-certfile and --ssl-keyfile go together\n");
 		return 2;
 	}
 	if (!a->repo == !a->mj.model) {
@@ -386,6 +474,12 @@ int main(int argc, char **argv)
 	/* The tutorial's startup lines; gRPC is not offered, and we say so. */
 	printf("gRPC is not available in rbln-serve: nothing listens on port 8001%s\n",
 	       a.grpc_asked ? " (--grpc-port/--allow-grpc ignored)" : "");
+	if (a.opt.ssl_certfile)
+		printf("rbln-serve: HTTPS (TLS) on the HTTP port\n");
+	if (!a.opt.api_key && strcmp(a.opt.host, "127.0.0.1") && strcmp(a.opt.host, "::1") &&
+	    strcmp(a.opt.host, "localhost"))
+		printf("rbln-serve: no --api-key, and %s is reachable from other machines: anyone "
+		       "who can reach it can use the API\n", a.opt.host);
 	printf("Started HTTPService at %s:%u\n", a.opt.host, srv.http_port);
 	if (a.opt.allow_metrics)
 		printf("Started Metrics Service at %s:%u\n", a.opt.host, srv.metrics_port);

@@ -30,6 +30,7 @@ static int setup(void **state)
 	mt.max_model_len = 2048;
 	mt.vocab_size = (int64_t)rbln_tokenizer_vocab_size(tok);
 	mt.max_logprobs = RBLN_SAMPLING_MAX_LOGPROBS;
+	mt.longest_token = serve_longest_token(tok);
 	return 0;
 }
 

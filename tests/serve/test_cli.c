@@ -63,6 +63,26 @@ static void test_usage(void **state)
 	expect("--model x extra", 2, "unexpected argument 'extra'");
 }
 
+/* The bounds on clients and the security switches are checked before anything loads. */
+static void test_bounds_and_security_flags(void **state)
+{
+	(void)state;
+	expect("--model x --http-max-connections 0", 2,
+	       "--http-max-connections must be an integer in [1, 1000000], got '0'");
+	expect("--model x --http-max-connections-per-client -1", 2,
+	       "--http-max-connections-per-client must be an integer in [0, 1000000]");
+	expect("--model x --http-idle-timeout 1s", 2,
+	       "--http-idle-timeout must be an integer in [0, 86400], got '1s'");
+	expect("--model x --http-header-timeout 99999", 2, "--http-header-timeout must be");
+	expect("--model x --http-body-timeout x", 2, "--http-body-timeout must be");
+	expect("--model x --prep-threads 0", 2, "--prep-threads must be an integer in [1, 256]");
+	expect("--model x --api-key ''", 2, "--api-key (or RBLN_API_KEY) is empty");
+	expect("--model x --ssl-certfile c.pem", 2, "--ssl-certfile and --ssl-keyfile go together");
+	expect("--model x --ssl-keyfile k.pem", 2, "--ssl-certfile and --ssl-keyfile go together");
+	expect("--help", 0, "--http-header-timeout S");
+	expect("--help", 0, "anyone who can reach this machine");
+}
+
 static void test_check(void **state)
 {
 	char args[2048];
@@ -114,6 +134,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_bounds_and_security_flags),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_repository_errors),
 		cmocka_unit_test(test_bad_config_names_line),

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "serve/http.h"
 #include "serve/server.h"
 
 static struct serve_repository repo;
@@ -354,6 +355,31 @@ static void test_metrics_service(void **state)
 }
 
 /* Last: after a drain starts, readiness drops and generation is refused. */
+static void expect_redacted(const char *in, const char *want)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s", in);
+	serve_redact_paths(buf);
+	assert_string_equal(buf, want);
+}
+
+/* Errors keep what a file is, not where the server keeps it; routes stay. */
+static void test_redact_paths(void **state)
+{
+	(void)state;
+	expect_redacted("/srv/models/tl2/chat_template.jinja line 3: roles must alternate",
+			"chat_template.jinja line 3: roles must alternate");
+	expect_redacted("field 'x': '/a/b/c.json': bad, and /d/e too",
+			"field 'x': 'c.json': bad, and e too");
+	expect_redacted("model has no chat template; use /v1/completions",
+			"model has no chat template; use /v1/completions");
+	expect_redacted("GET /v2/models/m/config", "GET /v2/models/m/config");
+	expect_redacted("top_p 1/2 and a/b/c stay", "top_p 1/2 and a/b/c stay");
+	expect_redacted("/", "/");
+	expect_redacted("(/x/)", "()");
+}
+
 static void test_drain(void **state)
 {
 	struct reply r;
@@ -384,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_infer_binary_reaches_the_model),
 		cmocka_unit_test(test_openai_errors),
 		cmocka_unit_test(test_metrics_service),
+		cmocka_unit_test(test_redact_paths),
 		cmocka_unit_test(test_drain),
 	};
 

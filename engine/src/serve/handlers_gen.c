@@ -10,6 +10,8 @@
 #include "http.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +102,8 @@ static size_t header_length(struct MHD_Connection *c, size_t body_len)
 	return (size_t)v;
 }
 
-static int parse(struct serve_conn *cx, struct MHD_Connection *c, struct serve_model *m,
-		 struct serve_request *r, struct rbln_error *err)
+static int parse(struct serve_conn *cx, struct serve_model *m, struct serve_request *r,
+		 struct rbln_error *err)
 {
 	const char *body = cx->body.data ? cx->body.data : "";
 	size_t len = cx->body.len;
@@ -112,7 +114,7 @@ static int parse(struct serve_conn *cx, struct MHD_Connection *c, struct serve_m
 		return serve_parse_generate(&m->entry->config, body, len,
 					    cx->route.kind == SERVE_R_GENERATE_STREAM, r, err);
 	case SERVE_R_INFER:
-		return serve_parse_infer(&m->entry->config, body, len, header_length(c, len), r,
+		return serve_parse_infer(&m->entry->config, body, len, cx->prep.infer_json_len, r,
 					 err);
 	case SERVE_R_V1_COMPLETIONS:
 		return serve_parse_completions(body, len, r, err);
@@ -121,17 +123,81 @@ static int parse(struct serve_conn *cx, struct MHD_Connection *c, struct serve_m
 	}
 }
 
+void serve_prepared_free(struct serve_prepared *p)
+{
+	if (!p->ok)
+		return;
+	serve_built_free(&p->built);
+	serve_request_free(&p->req);
+	p->ok = false;
+}
+
+/*
+ * On a preparation worker: the body parsed, the model of an OpenAI body
+ * found, the prompt rendered and tokenized.  The result waits in cx->prep
+ * for the handler, which the resumed connection calls again.
+ */
+static void prepare(struct serve_prep_task *t)
+{
+	struct serve_conn *cx = (struct serve_conn *)((char *)t - offsetof(struct serve_conn, task));
+	struct serve_prepared *p = &cx->prep;
+	bool openai = openai_route(cx->route.kind);
+	struct rbln_error err = { 0 };
+	int rc;
+
+	/* OpenAI bodies name their model; KServe bodies are read against the model's config. */
+	rc = parse(cx, p->model, &p->req, &err);
+	if (rc) {
+		p->status = serve_http_status(rc);
+		snprintf(p->msg, sizeof(p->msg), "%s", err.msg);
+		goto out;
+	}
+	if (openai) {
+		p->model = openai_model(cx->srv, &p->req, p->msg, sizeof(p->msg), &p->status);
+		if (!p->model) {
+			serve_request_free(&p->req);
+			goto out;
+		}
+	}
+	rc = serve_request_build(&p->model->text, &p->req, &p->built, &err);
+	if (rc) {
+		serve_request_free(&p->req);
+		p->status = serve_http_status(rc);
+		snprintf(p->msg, sizeof(p->msg), "%s", err.msg);
+		goto out;
+	}
+	p->ok = true;
+out:
+	atomic_store(&cx->prep_state, SERVE_PREP_DONE);
+	MHD_resume_connection(cx->conn);
+}
+
+/* Hands the request to a preparation worker; the connection waits suspended. */
+static enum MHD_Result start_prep(struct serve_conn *cx, struct MHD_Connection *c)
+{
+	cx->prep.infer_json_len = header_length(c, cx->body.len);
+	cx->task.run = prepare;
+	atomic_store(&cx->prep_state, SERVE_PREP_RUNNING);
+	MHD_suspend_connection(c);
+	if (serve_prep_submit(cx->body.len > SERVE_PREP_BULK_BYTES ? cx->srv->prep_bulk
+							   : cx->srv->prep, &cx->task)) {
+		MHD_resume_connection(c);
+		atomic_store(&cx->prep_state, SERVE_PREP_NONE);
+		return serve_http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+					"the server is shutting down", openai_route(cx->route.kind));
+	}
+	return MHD_YES;
+}
+
 enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connection *c)
 {
 	struct serve_server *s = cx->srv;
 	bool openai = openai_route(cx->route.kind);
 	struct rbln_error err = { 0 };
-	struct serve_request r;
-	struct serve_built b;
-	struct serve_model *m = NULL;
+	struct serve_prepared *p = &cx->prep;
+	struct serve_model *m;
 	const union MHD_ConnectionInfo *ci;
 	char msg[RBLN_ERROR_MSG_MAX];
-	unsigned status = 0;
 	int rc;
 
 	if (cx->job) {
@@ -140,34 +206,30 @@ enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connecti
 			return MHD_YES;
 		return respond_job(cx, c);
 	}
-	if (!openai) {
-		m = serve_server_model(s, cx->route.model, cx->route.version);
-		if (!m) {
-			if (*cx->route.version)
-				snprintf(msg, sizeof(msg), "Request for unknown model: '%s' version %s "
-					 "is not found", cx->route.model, cx->route.version);
-			else
-				snprintf(msg, sizeof(msg), "Request for unknown model: '%s' is not "
-					 "found", cx->route.model);
-			return serve_http_error(c, MHD_HTTP_NOT_FOUND, msg, false);
+	switch (atomic_load(&cx->prep_state)) {
+	case SERVE_PREP_RUNNING:
+		return MHD_YES;	/* a spurious call before the worker resumes us */
+	case SERVE_PREP_DONE:
+		break;
+	default:
+		if (!openai) {
+			p->model = serve_server_model(s, cx->route.model, cx->route.version);
+			if (!p->model) {
+				if (*cx->route.version)
+					snprintf(msg, sizeof(msg), "Request for unknown model: '%s' "
+						 "version %s is not found", cx->route.model,
+						 cx->route.version);
+				else
+					snprintf(msg, sizeof(msg), "Request for unknown model: '%s' "
+						 "is not found", cx->route.model);
+				return serve_http_error(c, MHD_HTTP_NOT_FOUND, msg, false);
+			}
 		}
+		return start_prep(cx, c);
 	}
-	/* OpenAI bodies name their model; KServe bodies are read against the model's config. */
-	rc = openai ? parse(cx, c, NULL, &r, &err) : parse(cx, c, m, &r, &err);
-	if (rc)
-		return serve_http_error(c, serve_http_status(rc), err.msg, openai);
-	if (openai) {
-		m = openai_model(s, &r, msg, sizeof(msg), &status);
-		if (!m) {
-			serve_request_free(&r);
-			return serve_http_error(c, status, msg, true);
-		}
-	}
-	rc = serve_request_build(&m->text, &r, &b, &err);
-	if (rc) {
-		serve_request_free(&r);
-		return serve_http_error(c, serve_http_status(rc), err.msg, openai);
-	}
+	if (!p->ok)
+		return serve_http_error(c, p->status, p->msg, openai);
+	m = p->model;
 	if (atomic_load(&s->draining) || serve_model_state(m) != SERVE_MODEL_READY) {
 		if (atomic_load(&s->draining))
 			snprintf(msg, sizeof(msg), "the server is shutting down");
@@ -176,14 +238,14 @@ enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connecti
 				 serve_model_state(m) == SERVE_MODEL_LOADING ? "still loading"
 									    : m->reason);
 		atomic_fetch_add(&m->metrics.failure[SERVE_FAIL_REJECTED], 1);
-		serve_built_free(&b);
-		serve_request_free(&r);
+		serve_prepared_free(p);
 		return serve_http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, msg, openai);
 	}
-	cx->job = serve_job_new(s, m, &r, &b, &err);
+	cx->job = serve_job_new(s, m, &p->req, &p->built, &err);
+	p->ok = false;	/* the job took the request over, or freed it */
 	if (!cx->job) {
-		serve_built_free(&b);
-		serve_request_free(&r);
+		serve_built_free(&p->built);
+		serve_request_free(&p->req);
 		return serve_http_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, err.msg, openai);
 	}
 	rc = serve_job_submit(cx->job, &err);

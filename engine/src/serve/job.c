@@ -16,6 +16,7 @@
 
 #include <microhttpd.h>
 
+#include "http.h"
 #include "responses.h"
 #include "sse.h"
 #include "textstream.h"
@@ -659,7 +660,8 @@ static void mark_sent(struct serve_choice *c)
 }
 
 /* HTTP status and message of a failed sequence, or 0 if it did not fail. */
-static unsigned failure(const struct serve_choice *c, const char **msg)
+static unsigned failure(const struct serve_job *j, const struct serve_choice *c,
+			const char **msg)
 {
 	static char buf[320];
 
@@ -673,12 +675,23 @@ static unsigned failure(const struct serve_choice *c, const char **msg)
 		*msg = "the server is shutting down";
 		return 503;
 	}
-	if (c->reason == RBLN_FINISH_ABORT) {
-		*msg = "the request was cancelled";
+	/*
+	 * Only a client that half-closed its socket can still read this: it
+	 * cannot be told from one that left (see watch.c), so say why.
+	 */
+	if (c->reason == RBLN_FINISH_ABORT && j->client_gone) {
+		*msg = "the request was cancelled because the client closed its side of the "
+		       "connection (a half-close counts as leaving: keep the connection open "
+		       "until the answer arrives)";
 		return 400;
+	}
+	if (c->reason == RBLN_FINISH_ABORT) {
+		*msg = "the server is shutting down: the request was cancelled";
+		return 503;
 	}
 	snprintf(buf, sizeof(buf), "generation failed: %s",
 		 c->error_msg ? c->error_msg : "engine error");
+	serve_redact_paths(buf);
 	*msg = buf;
 	return 500;
 }
@@ -734,7 +747,7 @@ int serve_job_response(struct serve_job *j, unsigned *status, struct rbln_strbuf
 	*content_type = "application/json";
 	*json_len = 0;
 	for (i = 0; i < n; i++) {
-		unsigned st = failure(&j->choices[i], &msg);
+		unsigned st = failure(j, &j->choices[i], &msg);
 
 		if (st) {
 			*status = st;
@@ -833,7 +846,7 @@ static void format_pending(struct serve_job *j)
 			all_final = false;
 			continue;
 		}
-		st = c->finished ? failure(c, &msg) : 0;
+		st = c->finished ? failure(j, c, &msg) : 0;
 		if (st) {
 			json_object *e = openai ? serve_openai_error_json(msg, (int)st)
 						: serve_error_json(msg);

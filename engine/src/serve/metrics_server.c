@@ -5,6 +5,7 @@
  * time; everything else was counted as requests went by.
  */
 #include "http.h"
+#include "http_guard.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +27,14 @@ enum MHD_Result serve_metrics_handler(void *cls, struct MHD_Connection *c, const
 	if (!*con_cls) {
 		/* a marker, so the request is answered once its body (if any) is read */
 		*con_cls = malloc(1);
+		serve_guard_headers_done(c);
 		return *con_cls ? MHD_YES : MHD_NO;
 	}
 	if (*upload_data_size) {
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	serve_guard_body_done(c);
 	if (strcmp(url, "/metrics"))
 		return serve_http_reply(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
 					"Not Found\n", 10, NULL, NULL);

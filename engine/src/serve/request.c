@@ -3,6 +3,7 @@
 #include "request.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,39 @@ void serve_request_init(struct serve_request *r, enum serve_api api)
 	r->n = 1;
 }
 
+/*
+ * json-c keeps a "\u0000" inside a string, but every C consumer after it
+ * stops at the NUL: "a\u0000b" would be served as "a", and a key
+ * "x\u0000y" read as "x".  Text with a NUL is refused, saying where.
+ */
+static int reject_nul(const char *s, size_t len, struct rbln_error *err)
+{
+	bool in_string = false;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (!s[i])
+			return rbln_error_set(err, -EINVAL, "the request body contains a NUL byte "
+					      "at offset %zu", i);
+		if (!in_string) {
+			in_string = s[i] == '"';
+			continue;
+		}
+		if (s[i] == '"') {
+			in_string = false;
+			continue;
+		}
+		if (s[i] != '\\' || i + 1 >= len)
+			continue;
+		i++;	/* the escaped character: an escaped backslash is not an escape */
+		if (s[i] == 'u' && len - i > 4 && !memcmp(s + i + 1, "0000", 4))
+			return rbln_error_set(err, -EINVAL, "the request body contains \\u0000 (a "
+					      "NUL character) in a string at offset %zu: text "
+					      "cannot contain NUL", i - 1);
+	}
+	return 0;
+}
+
 int serve_request_body(const char *body, size_t len, bool allow_empty, json_object **out,
 		       struct rbln_error *err)
 {
@@ -42,6 +76,9 @@ int serve_request_body(const char *body, size_t len, bool allow_empty, json_obje
 	int rc;
 
 	*out = NULL;
+	rc = reject_nul(body, len, err);
+	if (rc)
+		return rc;
 	for (i = 0; i < len; i++)
 		if (body[i] != ' ' && body[i] != '\t' && body[i] != '\r' && body[i] != '\n')
 			break;
@@ -67,8 +104,14 @@ int serve_request_body(const char *body, size_t len, bool allow_empty, json_obje
 int serve_prompt_add_text(struct serve_request *r, const char *text, size_t len,
 			  struct rbln_error *err)
 {
-	struct serve_prompt *np = realloc(r->prompts, (r->n_prompts + 1) * sizeof(*np));
+	struct serve_prompt *np;
 
+	/* binary BYTES tensors are not JSON: a NUL there would cut the prompt short */
+	if (memchr(text, '\0', len))
+		return rbln_error_set(err, -EINVAL, "the prompt contains a NUL byte at offset %zu: "
+				      "text cannot contain NUL",
+				      (size_t)((const char *)memchr(text, '\0', len) - text));
+	np = realloc(r->prompts, (r->n_prompts + 1) * sizeof(*np));
 	if (!np)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
 	r->prompts = np;

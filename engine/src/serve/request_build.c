@@ -10,7 +10,10 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+
+#include "util/utf8.h"
 
 #define SP(f) ((enum serve_param_target)(SERVE_T_SP_BASE + (f)))
 
@@ -67,11 +70,54 @@ static void apply_defaults(const struct serve_model_text *m, struct serve_reques
 	}
 }
 
-static int encode(const struct serve_model_text *m, const char *text, size_t len, bool special,
-		  struct rbln_ids *ids, struct rbln_error *err)
+size_t serve_longest_token(const struct rbln_tokenizer *tok)
 {
-	return rbln_tokenizer_encode(m->tok, text, len, special ? RBLN_ENCODE_ADD_SPECIAL : 0, ids,
-				     err);
+	size_t n = rbln_tokenizer_vocab_size(tok), longest = 1, len;
+	int32_t id;
+
+	for (id = 0; (size_t)id < n && id < INT32_MAX; id++)
+		if (rbln_tokenizer_id_to_token(tok, id, &len) && len > longest)
+			longest = len;
+	return longest;
+}
+
+/* The most bytes of text that can still fit in max_model_len tokens. */
+static size_t max_text_bytes(const struct serve_model_text *m)
+{
+	size_t per = m->longest_token ? m->longest_token : 1;
+
+	if (m->max_model_len <= 0)
+		return 0;
+	return (size_t)m->max_model_len > SIZE_MAX / per ? SIZE_MAX
+							  : (size_t)m->max_model_len * per;
+}
+
+/*
+ * Tokenizes text.  The tokenizer's own messages name its file, a server
+ * path a client must not see: the client gets what went wrong with its text.
+ */
+static int encode(const struct serve_model_text *m, const char *what, const char *text,
+		  size_t len, bool special, struct rbln_ids *ids, struct rbln_error *err)
+{
+	struct rbln_error terr = { 0 };
+	size_t cap = max_text_bytes(m), bad;
+	int rc;
+
+	if (len > cap)
+		return rbln_error_set(err, -E2BIG, "%s is %zu bytes, more than can fit in "
+				      "max_model_len %lld tokens of model '%s' (at most %zu "
+				      "bytes)", what, len, (long long)m->max_model_len, m->name,
+				      cap);
+	rc = rbln_tokenizer_encode(m->tok, text, len, special ? RBLN_ENCODE_ADD_SPECIAL : 0, ids,
+				   &terr);
+	if (!rc)
+		return 0;
+	if (rc == -ENOMEM)
+		return rbln_error_set(err, rc, "out of memory");
+	if (!rbln_utf8_valid(text, len, &bad))
+		return rbln_error_set(err, -EINVAL, "%s is not valid UTF-8 (byte %zu)", what, bad);
+	return rbln_error_set(err, -EINVAL, "%s cannot be tokenized by model '%s'", what,
+			      m->name);
 }
 
 /* transformers' continue_final_message: cut the rendering after the last message. */
@@ -148,12 +194,12 @@ static int build_prompt(const struct serve_model_text *m, const struct serve_req
 			}
 		}
 		out->text = text;
-		rc = encode(m, text, len, r->add_special_tokens, &ids, err);
+		rc = encode(m, "the rendered chat", text, len, r->add_special_tokens, &ids, err);
 	} else if (in->text) {
 		out->text = strdup(in->text);
 		if (!out->text)
 			return rbln_error_set(err, -ENOMEM, "out of memory");
-		rc = encode(m, in->text, strlen(in->text),
+		rc = encode(m, "the prompt", in->text, strlen(in->text),
 			    r->api != SERVE_API_COMPLETIONS || r->add_special_tokens, &ids, err);
 	} else {
 		for (i = 0; i < in->n_ids; i++)
@@ -232,7 +278,7 @@ static int build_bad_words(const struct serve_model_text *m, const struct serve_
 			return rbln_error_set(err, -EINVAL, "field 'bad_words' entry %zu is empty",
 					      i);
 		n = strlen(w);
-		rc = encode(m, w, n, false, &plain, err);
+		rc = encode(m, "a bad word", w, n, false, &plain, err);
 		if (rc)
 			return rc == -ENOMEM ? rc : -EINVAL;
 		sp = malloc(n + 2);
@@ -242,7 +288,7 @@ static int build_bad_words(const struct serve_model_text *m, const struct serve_
 		}
 		sp[0] = ' ';
 		memcpy(sp + 1, w, n + 1);
-		rc = encode(m, sp, n + 1, false, &spaced, err);
+		rc = encode(m, "a bad word", sp, n + 1, false, &spaced, err);
 		free(sp);
 		if (rc) {
 			rbln_ids_free(&plain);

@@ -39,7 +39,16 @@ struct serve_model_text {
 	int64_t max_model_len;
 	int64_t vocab_size;
 	int32_t max_logprobs;
+	size_t longest_token;	/* bytes of the longest token string (serve_longest_token) */
 };
+
+/*
+ * The longest token string of the vocabulary, in bytes.  A token covers at
+ * most that many bytes of (normalized) text, so a prompt of more than
+ * max_model_len * longest_token bytes cannot fit: it is refused before it
+ * is tokenized, which bounds the time a request can spend in the tokenizer.
+ */
+size_t serve_longest_token(const struct rbln_tokenizer *tok);
 
 struct serve_built_prompt {
 	int32_t *ids;

@@ -47,6 +47,7 @@ int serve_model_prepare(struct serve_model *m, const struct serve_model_entry *e
 	m->text.chat = m->chat;
 	m->text.max_model_len = plan->max_model_len;
 	m->text.vocab_size = (int64_t)rbln_tokenizer_vocab_size(m->tok);
+	m->text.longest_token = serve_longest_token(m->tok);
 	m->text.max_logprobs = plan->max_logprobs;
 	m->default_timeout_us = e->config.default_timeout_us;
 	serve_model_metrics_init(&m->metrics, plan->max_model_len);

@@ -17,7 +17,9 @@
 #include "rbln_error.h"
 #include "served_model.h"
 
+struct serve_guard;
 struct serve_job;
+struct serve_prep;
 struct serve_watch;
 struct MHD_Daemon;
 
@@ -30,11 +32,33 @@ struct serve_options {
 	size_t max_input_size;		/* request body limit in bytes */
 	uint32_t max_queue_size;	/* waiting-queue bound of a model without one */
 	uint64_t request_timeout_us;	/* deadline of requests that set none; 0 = none */
+	/* Bounds on clients, on each port (see Documentation/serving.md). */
+	unsigned max_connections;	/* open connections */
+	unsigned max_connections_per_client;	/* from one address; 0 = no limit */
+	unsigned idle_timeout_s;	/* inactivity; 0 = none */
+	unsigned header_timeout_s;	/* a request's headers must arrive within */
+	unsigned body_timeout_s;	/* its body must then arrive within */
+	unsigned prep_threads;		/* parse, template, tokenize off the HTTP threads */
+	const char *api_key;		/* required on every route but health and metrics */
+	const char *ssl_certfile;	/* PEM; with ssl_keyfile: HTTPS on the HTTP port */
+	const char *ssl_keyfile;
 };
 
 /* Triton's defaults: 64 MiB bodies; the queue bound is ours (Triton has none). */
 #define SERVE_DEFAULT_MAX_INPUT (64u << 20)
 #define SERVE_DEFAULT_MAX_QUEUE 1024u
+#define SERVE_DEFAULT_MAX_CONNECTIONS 2048u
+#define SERVE_DEFAULT_MAX_PER_CLIENT 128u
+#define SERVE_DEFAULT_IDLE_TIMEOUT_S 60u
+#define SERVE_DEFAULT_HEADER_TIMEOUT_S 30u
+#define SERVE_DEFAULT_BODY_TIMEOUT_S 120u
+#define SERVE_DEFAULT_PREP_THREADS 2u
+/*
+ * Bodies larger than this are prepared by a worker of their own, so that
+ * a few huge requests cannot keep every worker from the ordinary ones.
+ */
+#define SERVE_PREP_BULK_BYTES (256u << 10)
+#define SERVE_PREP_BULK_THREADS 1u
 
 struct serve_server {
 	struct serve_options opt;
@@ -46,6 +70,11 @@ struct serve_server {
 	unsigned http_port;		/* as bound */
 	unsigned metrics_port;
 	struct serve_watch *watch;
+	struct serve_guard *http_guard;	/* arrival deadlines of each port */
+	struct serve_guard *metrics_guard;
+	struct serve_prep *prep;	/* request preparation workers */
+	struct serve_prep *prep_bulk;	/* the same for large bodies (prep.h) */
+	char *tls_cert, *tls_key;	/* PEM text of --ssl-certfile/--ssl-keyfile */
 	pthread_mutex_t lock;		/* jobs list */
 	pthread_cond_t idle;		/* signalled when the list empties */
 	struct serve_job *jobs;

@@ -64,6 +64,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	mt.max_model_len = 256;
 	mt.vocab_size = (int64_t)rbln_tokenizer_vocab_size(tok);
 	mt.max_logprobs = RBLN_SAMPLING_MAX_LOGPROBS;
+	mt.longest_token = serve_longest_token(tok);
 	return 0;
 }
 

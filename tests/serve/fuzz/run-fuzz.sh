@@ -1,8 +1,9 @@
 #!/bin/sh
 # Builds the serving layer's libFuzzer targets (config.pbtxt reader, request
-# bodies) with clang's libFuzzer, AddressSanitizer and UBSan, outside the
-# source tree, and runs each for SECONDS (default 120), printing the
-# executions per second.
+# bodies, raw bytes to the HTTP port) with clang's libFuzzer,
+# AddressSanitizer and UBSan, outside the source tree, and runs each for
+# SECONDS (default 120) with its dictionary (TARGET.dict here) and seeds,
+# printing the executions per second.
 #
 #   tests/serve/fuzz/run-fuzz.sh [SECONDS]
 #
@@ -45,7 +46,7 @@ for d in util config weights tokenizer jinja chat serve program/compiled_config.
 	done
 done
 
-for t in pbtxt request; do
+for t in pbtxt request http; do
 	$cc $cflags -fsanitize=fuzzer "$here/fuzz_$t.c" $objs $libs -o "$work/fuzz_$t"
 	mkdir -p "$work/corpus-$t"
 done
@@ -64,12 +65,44 @@ printf '\002\002\136\000{"inputs":[{"name":"prompt","shape":[1,1],"datatype":"BY
 seed completions '\003\000\000\000{"model": "tiny", "prompt": ["import os", [4085, 474]], "max_tokens": 7, "n": 2, "logprobs": 2, "echo": true, "stop": "\\n"}'
 seed chat '\004\000\000\000{"messages": [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]}, {"role": "user", "content": "What is the first letter of English alphabets?"}], "temperature": 0, "top_logprobs": 2, "logprobs": true}'
 
+# The hostile inputs of issue 12: NUL in text, bad UTF-8, a prompt past the
+# byte bound of max_model_len, a key smuggled with \u0000.
+seed nul '\000\000\000\000{"text_input": "a\\u0000b", "parameters": {"max_tokens": 1}}'
+seed nul-key '\003\000\000\000{"prompt": "a", "max_tokens\\u0000x": 1}'
+seed utf8 '\004\000\000\000{"messages": [{"role": "user", "content": "\377\376"}]}'
+printf '\000\000\000\000{"text_input": "%s"}' "$(head -c 12000 /dev/zero | tr '\0' ' ')" \
+	> "$work/corpus-request/spaces"
+printf '\002\002\136\000{"inputs":[{"name":"prompt","shape":[1,1],"datatype":"BYTES","parameters":{"binary_data_size":7}}]}\003\000\000\000H\000!' \
+	> "$work/corpus-request/infer-binary-nul"
+
+# HTTP seeds: each route, the API key, framing that must be refused, %00,
+# a slow or cut request, a TLS ClientHello.
+hseed() { printf '%b' "$2" > "$work/corpus-http/$1"; }
+key='Authorization: Bearer fuzz-key\r\n'
+gen='{"text_input": "Hi", "parameters": {"max_tokens": 1}}'
+chat='{"messages": [{"role": "user", "content": "a\\u0000b"}]}'
+hseed live 'GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n'
+hseed meta 'GET /v2/models/tiny HTTP/1.1\r\nHost: x\r\n'"$key"'\r\n'
+hseed nokey 'GET /v2/models/tiny/config HTTP/1.1\r\nHost: x\r\n\r\n'
+hseed nul-url 'GET /v2/models/tiny%00x/config HTTP/1.1\r\nHost: x\r\n'"$key"'\r\n'
+hseed generate 'POST /v2/models/tiny/generate HTTP/1.1\r\nHost: x\r\n'"$key"'Content-Length: '"${#gen}"'\r\n\r\n'"$gen"
+hseed chat 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n'"$key"'Content-Length: '"$((${#chat} - 1))"'\r\n\r\n'"$chat"
+hseed two-cl 'POST /v1/completions HTTP/1.1\r\nHost: x\r\n'"$key"'Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}'
+hseed cl-te 'POST /v1/completions HTTP/1.1\r\nHost: x\r\n'"$key"'Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n'
+hseed chunked 'POST /v2/models/tiny/infer HTTP/1.1\r\nHost: x\r\n'"$key"'Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n'
+hseed cut 'POST /v2/models/tiny/generate HTTP/1.1\r\nHost: x\r\n'"$key"'Content-Length: 1000\r\n\r\n{"text_input"'
+hseed half 'POST /v2/models/tiny/generate HTTP/1.1\r\nHost: x\r\nX-Slow: a'
+hseed tls '\026\003\001\002\000\001\000\001\374\003\003'
+hseed pipelined 'GET /v2/health/ready HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\n'"$key"'\r\n'
+
 summary=""
-for t in pbtxt request; do
+for t in pbtxt request http; do
 	echo "== fuzz_$t for ${seconds}s"
 	log="$work/fuzz_$t.log"
-	(cd "$work" && ./fuzz_$t -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-		-max_len=16384 -print_final_stats=1 "corpus-$t" > "$log" 2>&1) || {
+	dict=""
+	[ -f "$here/$t.dict" ] && dict="-dict=$here/$t.dict"
+	(cd "$work" && ./fuzz_$t -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 \
+		-max_len=16384 -print_final_stats=1 $dict "corpus-$t" > "$log" 2>&1) || {
 		tail -40 "$log"
 		echo "fuzz_$t FAILED; log and crash input in $work" >&2
 		exit 1
