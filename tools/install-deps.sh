@@ -22,6 +22,7 @@ done
 pkgs=(build-essential meson ninja-build pkg-config python3
       libdrm-dev libudev-dev libnuma-dev libcmocka-dev
       libpcre2-dev libjson-c-dev libmicrohttpd-dev
+      libgrpc-dev libprotobuf-c-dev protobuf-c-compiler python3-grpcio python3-grpc-tools
       clang libclang-rt-dev curl)
 kernel_pkgs=(qemu-system-x86 busybox-static cpio xz-utils linux-source-6.12)
 backports_pkgs=(linux-image-amd64 linux-headers-amd64)

@@ -17,16 +17,6 @@
 #define FINAL_PARAM "triton_final_response"
 #define EMPTY_FINAL_PARAM "triton_enable_empty_final_response"
 
-static int put_le(struct rbln_strbuf *b, uint64_t x, size_t n)
-{
-	unsigned char buf[8];
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		buf[i] = (unsigned char)(x >> (8 * i));
-	return rbln_strbuf_append(b, buf, n);
-}
-
 /* The number of elements of the repeated field that carries type t. */
 static size_t typed_count(const Inference__InferTensorContents *c, enum serve_dtype t)
 {
@@ -66,31 +56,31 @@ static int contents_to_raw(const Inference__ModelInferRequest__InferInputTensor 
 				      "other than its datatype %s", in->name, in->datatype);
 	for (i = 0; i < n && !rc; i++) {
 		switch (t) {
-		case SERVE_DT_BOOL: rc = put_le(raw, c->bool_contents[i] != 0, 1); break;
+		case SERVE_DT_BOOL: rc = serve_put_le(raw, c->bool_contents[i] != 0, 1); break;
 		case SERVE_DT_INT8: case SERVE_DT_INT16: case SERVE_DT_INT32:
-			rc = put_le(raw, (uint64_t)(int64_t)c->int_contents[i], es);
+			rc = serve_put_le(raw, (uint64_t)(int64_t)c->int_contents[i], es);
 			break;
-		case SERVE_DT_INT64: rc = put_le(raw, (uint64_t)c->int64_contents[i], 8); break;
+		case SERVE_DT_INT64: rc = serve_put_le(raw, (uint64_t)c->int64_contents[i], 8); break;
 		case SERVE_DT_UINT8: case SERVE_DT_UINT16: case SERVE_DT_UINT32:
-			rc = put_le(raw, c->uint_contents[i], es);
+			rc = serve_put_le(raw, c->uint_contents[i], es);
 			break;
-		case SERVE_DT_UINT64: rc = put_le(raw, c->uint64_contents[i], 8); break;
+		case SERVE_DT_UINT64: rc = serve_put_le(raw, c->uint64_contents[i], 8); break;
 		case SERVE_DT_FP32: {
 			uint32_t bits;
 
 			memcpy(&bits, &c->fp32_contents[i], 4);
-			rc = put_le(raw, bits, 4);
+			rc = serve_put_le(raw, bits, 4);
 			break;
 		}
 		case SERVE_DT_FP64: {
 			uint64_t bits;
 
 			memcpy(&bits, &c->fp64_contents[i], 8);
-			rc = put_le(raw, bits, 8);
+			rc = serve_put_le(raw, bits, 8);
 			break;
 		}
 		case SERVE_DT_BYTES:
-			rc = put_le(raw, c->bytes_contents[i].len, 4);
+			rc = serve_put_le(raw, c->bytes_contents[i].len, 4);
 			if (!rc)
 				rc = rbln_strbuf_append(raw, c->bytes_contents[i].data,
 							c->bytes_contents[i].len);

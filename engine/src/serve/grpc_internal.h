@@ -113,6 +113,7 @@ grpc_status_code grpc_status_of(int err);
 /* grpc_unary.c: every method but inference; 0 if method is not one of them. */
 int grpc_unary_handle(struct serve_grpc *g, const char *method, const grpc_byte_buffer *in,
 		      grpc_byte_buffer **out, grpc_status_code *code, char *msg, size_t msg_len);
+bool grpc_unary_known(const char *method);
 /* Reads a whole byte buffer (malloc'd; *len its size). */
 uint8_t *grpc_read_all(const grpc_byte_buffer *b, size_t *len);
 

@@ -341,20 +341,6 @@ static void on_recv(struct grpc_tag *t, bool ok)
 	grpc_callctx_unref(c);
 }
 
-static bool known_unary(const char *m)
-{
-	static const char *const names[] = {
-		"ServerLive", "ServerReady", "ModelReady", "ServerMetadata", "ModelMetadata",
-		"ModelConfig", "ModelStatistics", "RepositoryIndex",
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(m, names[i]))
-			return true;
-	return false;
-}
-
 static void on_new(struct grpc_tag *t, bool ok)
 {
 	struct grpc_callctx *c = CALL_OF(t, t_new);
@@ -383,7 +369,7 @@ static void on_new(struct grpc_tag *t, bool ok)
 		c->kind = GRPC_CALL_INFER;
 	} else if (!strcmp(c->method, "ModelStreamInfer")) {
 		c->kind = GRPC_CALL_STREAM;
-	} else if (!known_unary(c->method)) {
+	} else if (!grpc_unary_known(c->method)) {
 		char msg[160];
 
 		snprintf(msg, sizeof(msg), "unknown method %.*s: rbln-serve does not implement it",

@@ -332,22 +332,33 @@ out:
 	inference__repository_index_request__free_unpacked(rq, NULL);
 }
 
+static const struct {
+	const char *name;
+	void (*fn)(struct unary_ctx *u);
+} methods[] = {
+	{ "ServerLive", server_live },
+	{ "ServerReady", server_ready },
+	{ "ModelReady", model_ready },
+	{ "ServerMetadata", server_metadata },
+	{ "ModelMetadata", model_metadata },
+	{ "ModelConfig", model_config },
+	{ "ModelStatistics", model_statistics },
+	{ "RepositoryIndex", repository_index },
+};
+
+bool grpc_unary_known(const char *method)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (!strcmp(method, methods[i].name))
+			return true;
+	return false;
+}
+
 int grpc_unary_handle(struct serve_grpc *g, const char *method, const grpc_byte_buffer *in,
 		      grpc_byte_buffer **out, grpc_status_code *code, char *msg, size_t msg_len)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(struct unary_ctx *u);
-	} methods[] = {
-		{ "ServerLive", server_live },
-		{ "ServerReady", server_ready },
-		{ "ModelReady", model_ready },
-		{ "ServerMetadata", server_metadata },
-		{ "ModelMetadata", model_metadata },
-		{ "ModelConfig", model_config },
-		{ "ModelStatistics", model_statistics },
-		{ "RepositoryIndex", repository_index },
-	};
 	struct unary_ctx u = { g, NULL, 0, out, code, msg, msg_len };
 	uint8_t *data;
 	size_t i;

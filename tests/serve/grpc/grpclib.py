@@ -43,12 +43,12 @@ def make_repo(root, tl3):
     repo = os.path.join(root, "model_repository")
     compiled = os.path.join(repo, "vllm_model", "1", "tiny-llama3")
     os.makedirs(os.path.dirname(compiled))
-    sl.compile_model(tl3, compiled, "--batch-size", "4", "--max-seq-len", "256",
+    sl.compile_model(tl3, compiled, "--batch-size", "4", "--max-seq-len", "2048",
                      "--decoder-batch-sizes", "4,2,1")
     sl.write(os.path.join(repo, "vllm_model", "config.pbtxt"), sl.RBLN_CONFIG_PBTXT)
     sl.write(os.path.join(repo, "vllm_model", "1", "model.json"),
-             sl.model_json("tiny-llama3", max_num_seqs=4, max_num_batched_tokens=128,
-                           max_model_len=256, block_size=256))
+             sl.model_json("tiny-llama3", max_num_seqs=4, max_num_batched_tokens=2048,
+                           max_model_len=2048))
     return repo
 
 
