@@ -480,8 +480,10 @@ def main():
         srv = sl.Server(["--model-repository", repo], root)
         tap.ok(srv.wait_line(r"^Started HTTPService at 127\.0\.0\.1:\d+$") and
                srv.wait_line(r"^Started Metrics Service at ") and
-               srv.wait_line(r"gRPC is not available"),
-               "startup prints the Started lines and says gRPC is not available", srv.stdout())
+               srv.wait_line(rf"^Started GRPCInferenceService at 127\.0\.0\.1:{srv.grpc_port}$")
+               and srv.grpc_port not in (None, 0, 8001),
+               "startup prints the Started lines, gRPC's with the port it bound (--grpc-port 0)",
+               srv.stdout())
         tap.ok(os.path.isfile(os.path.join(repo, "llamav2", "1", ".rbln-compiled")) or
                any("rbln_config.json" in f for _, _, fs in os.walk(
                    os.path.join(repo, "llamav2", "1", ".rbln-compiled")) for f in fs),
