@@ -99,17 +99,15 @@ static void model_ready(struct unary_ctx *u)
 
 static void server_metadata(struct unary_ctx *u)
 {
-	static const char *const ext[] = { "classification", "sequence", "model_repository",
-					   "schedule_policy", "model_configuration",
+	static const char *const ext[] = { "model_repository", "model_configuration",
 					   "statistics", "binary_tensor_data", "parameters",
 					   "generate" };
 	Inference__ServerMetadataResponse r = INFERENCE__SERVER_METADATA_RESPONSE__INIT;
 
 	r.name = (char *)"rbln-serve";
 	r.version = (char *)RBLN_SERVE_VERSION;
-	/* the first two are Triton's; rbln-serve has neither */
-	r.extensions = (char **)ext + 2;
-	r.n_extensions = sizeof(ext) / sizeof(ext[0]) - 2;
+	r.extensions = (char **)ext;
+	r.n_extensions = sizeof(ext) / sizeof(ext[0]);
 	*u->out = grpc_pack(&r.base);
 }
 
