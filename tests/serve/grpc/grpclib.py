@@ -38,6 +38,15 @@ def generate_client(tap):
     return pb, pb_grpc, grpc
 
 
+def setup(tap):
+    """The reference model, its reference outputs and prompts, and the generated client."""
+    tl3 = os.path.join(sl.models_dir(tap), "tiny-llama3")
+    with open(os.path.join(tl3, "reference.json"), encoding="utf-8") as f:
+        ref = json.load(f)
+    prompts = [g["prompt"] for g in ref["generate"] if g["prompt"]]
+    return tl3, ref, prompts, generate_client(tap)
+
+
 def make_repo(root, tl3):
     """The RBLN tutorial's repository: vllm_model with its config.pbtxt, tiny-llama3."""
     repo = os.path.join(root, "model_repository")

@@ -4,24 +4,18 @@
 flight (streams and ModelInfer, running and queued) is answered in full and
 exactly once, a new request on a stream that is still open is answered
 with an error_message, and the server exits 0."""
-import json
 import os
 import queue
 import signal
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grpclib as gl  # noqa: E402
 
 sl = gl.sl
 tap = sl.Tap()
-MODELS = sl.models_dir(tap)
-TL3 = os.path.join(MODELS, "tiny-llama3")
-REF3 = json.load(open(os.path.join(TL3, "reference.json"), encoding="utf-8"))
-PROMPTS = [g["prompt"] for g in REF3["generate"] if g["prompt"]]
-pb, pb_grpc, grpc = gl.generate_client(tap)
+TL3, REF3, PROMPTS, (pb, pb_grpc, grpc) = gl.setup(tap)
 N = 8   # 2x max_num_seqs: some run, the rest wait when SIGTERM comes
 
 

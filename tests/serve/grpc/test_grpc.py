@@ -28,11 +28,7 @@ import grpclib as gl  # noqa: E402
 
 sl = gl.sl
 tap = sl.Tap()
-MODELS = sl.models_dir(tap)
-TL3 = os.path.join(MODELS, "tiny-llama3")
-REF3 = json.load(open(os.path.join(TL3, "reference.json"), encoding="utf-8"))
-PROMPTS = [g["prompt"] for g in REF3["generate"] if g["prompt"]]
-pb, pb_grpc, grpc = gl.generate_client(tap)
+TL3, REF3, PROMPTS, (pb, pb_grpc, grpc) = gl.setup(tap)
 GREEDY = {"temperature": 0.0, "max_tokens": 24}
 LONG = {"temperature": 0.0, "max_tokens": 1900, "ignore_eos": True}
 
@@ -254,25 +250,7 @@ def check_bad_input(st):
            "a message over --http-max-input-size: RESOURCE_EXHAUSTED", (code, det))
 
 
-def wait_metric(srv, pred, timeout=15):
-    deadline = time.time() + timeout
-    while True:
-        m = srv.metrics()
-        if pred(m):
-            return m, True
-        if time.time() > deadline:
-            return m, False
-        time.sleep(0.02)
-
-
-def gauge(m, name, **labels):
-    return sl.metric_value(m, name, **labels) or 0
-
-
-def idle(m):
-    return (gauge(m, "vllm:kv_cache_usage_perc") == 0 and
-            gauge(m, "vllm:num_requests_running") == 0 and
-            gauge(m, "vllm:num_requests_waiting") == 0)
+wait_metric, gauge, idle = sl.wait_metric, sl.gauge, sl.idle
 
 
 def check_cancel(srv, st):
@@ -280,11 +258,12 @@ def check_cancel(srv, st):
     call = st.ModelStreamInfer(iter([gl.infer_request(pb, PROMPTS[0], stream=True,
                                                       sampling=LONG, request_id="c")]))
     first = next(call)
-    m = srv.metrics()
-    tap.ok(gl.text_of(first.infer_response) is not None and
-           gauge(m, "vllm:kv_cache_usage_perc") > 0 and
-           gauge(m, "vllm:num_requests_running") == 1,
-           "a long stream runs: first response in, KV blocks in use")
+    m, ok = wait_metric(srv, lambda m: gauge(m, "vllm:kv_cache_usage_perc") > 0 and
+                        gauge(m, "vllm:num_requests_running") == 1)
+    tap.ok(gl.text_of(first.infer_response) is not None and ok,
+           "a long stream runs: first response in, KV blocks in use",
+           [(k, v) for k, v in m.items() if k[0].startswith("vllm:num_req") or
+            k[0].startswith("vllm:kv")])
     call.cancel()
     m, ok = wait_metric(srv, idle)
     tap.ok(ok, "client cancels the call: KV usage and running requests back to zero", m)

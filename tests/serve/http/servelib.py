@@ -279,6 +279,29 @@ def metric_value(samples, name, **labels):
     return total if found else None
 
 
+def wait_metric(srv, pred, timeout=10):
+    """Polls /metrics until pred(samples) holds; returns the last samples and whether it did."""
+    deadline = time.time() + timeout
+    while True:
+        m = srv.metrics()
+        if pred(m):
+            return m, True
+        if time.time() > deadline:
+            return m, False
+        time.sleep(0.02)
+
+
+def gauge(m, name, **labels):
+    return metric_value(m, name, **labels) or 0
+
+
+def idle(m):
+    """Nothing runs or waits and no KV block is in use."""
+    return (gauge(m, "vllm:kv_cache_usage_perc") == 0 and
+            gauge(m, "vllm:num_requests_running") == 0 and
+            gauge(m, "vllm:num_requests_waiting") == 0)
+
+
 def generate(srv, model, text, timeout=120, **params):
     """KServe generate with params in 'parameters'; returns (status, body)."""
     return srv.post_json(f"/v2/models/{model}/generate",
