@@ -66,9 +66,11 @@ enum {
 	OPT_REPO = 256, OPT_MODEL, OPT_NAME, OPT_SEQS, OPT_LEN, OPT_BATCHED, OPT_BLOCK, OPT_TP,
 	OPT_TOKENIZER, OPT_SEED, OPT_HOST, OPT_HTTP_PORT, OPT_METRICS_PORT, OPT_ALLOW_METRICS,
 	OPT_THREADS, OPT_MAX_INPUT, OPT_MAX_QUEUE, OPT_TIMEOUT, OPT_DRAIN, OPT_CHECK,
-	OPT_GRPC_PORT, OPT_ALLOW_GRPC, OPT_KA_TIME, OPT_KA_TIMEOUT, OPT_KA_PERMIT, OPT_KA_PINGS,
-	OPT_KA_INTERVAL,
+	OPT_GRPC_PORT, OPT_ALLOW_GRPC,
 };
+
+/* gRPC keepalive, tritonserver's flags. */
+enum { OPT_KA_TIME = 512, OPT_KA_TIMEOUT, OPT_KA_PERMIT, OPT_KA_PINGS, OPT_KA_INTERVAL };
 
 struct args {
 	const char *repo;
@@ -125,6 +127,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "tokenizer", required_argument, NULL, OPT_TOKENIZER },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "host", required_argument, NULL, OPT_HOST },
+		{ "grpc-keepalive-time", required_argument, NULL, OPT_KA_TIME },
+		{ "grpc-keepalive-timeout", required_argument, NULL, OPT_KA_TIMEOUT },
+		{ "grpc-keepalive-permit-without-calls", required_argument, NULL, OPT_KA_PERMIT },
+		{ "grpc-http2-max-pings-without-data", required_argument, NULL, OPT_KA_PINGS },
+		{ "grpc-http2-min-recv-ping-interval-without-data", required_argument, NULL,
+		  OPT_KA_INTERVAL },
 		{ "http-port", required_argument, NULL, OPT_HTTP_PORT },
 		{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
 		{ "allow-metrics", required_argument, NULL, OPT_ALLOW_METRICS },
@@ -136,12 +144,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "check", no_argument, NULL, OPT_CHECK },
 		{ "grpc-port", required_argument, NULL, OPT_GRPC_PORT },
 		{ "allow-grpc", required_argument, NULL, OPT_ALLOW_GRPC },
-		{ "grpc-keepalive-time", required_argument, NULL, OPT_KA_TIME },
-		{ "grpc-keepalive-timeout", required_argument, NULL, OPT_KA_TIMEOUT },
-		{ "grpc-keepalive-permit-without-calls", required_argument, NULL, OPT_KA_PERMIT },
-		{ "grpc-http2-max-pings-without-data", required_argument, NULL, OPT_KA_PINGS },
-		{ "grpc-http2-min-recv-ping-interval-without-data", required_argument, NULL,
-		  OPT_KA_INTERVAL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
