@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "grpc_service.pb-c.h"
+#include "model_stats.h"
 
 #ifndef RBLN_SERVE_VERSION
 #define RBLN_SERVE_VERSION "0.0.0"
@@ -214,30 +215,24 @@ static Inference__StatisticDuration *duration(Inference__StatisticDuration *d, u
 	return d;
 }
 
-/* Triton's statistics from the counters behind /metrics. */
+/* Triton's statistics, from the counters behind /metrics (model_stats.h). */
 static void fill_stats(const struct serve_model *m, Inference__ModelStatistics *st,
 		       Inference__InferStatistics *is, Inference__StatisticDuration *d)
 {
-	const struct serve_model_metrics *mm = &m->metrics;
-	struct rbln_serving_stats es;
-	uint64_t ok = atomic_load(&mm->success), failed = 0;
-	size_t i;
+	struct serve_model_stats ms;
 
-	for (i = 0; i < SERVE_FAIL_COUNT; i++)
-		failed += atomic_load(&mm->failure[i]);
-	memset(&es, 0, sizeof(es));
-	if (m->engine && m->ops && m->ops->stats)
-		m->ops->stats(m->engine, &es);
+	serve_model_stats_get(m, &ms);
 	inference__model_statistics__init(st);
 	inference__infer_statistics__init(is);
 	st->name = (char *)m->name;
 	st->version = (char *)m->version;
-	st->inference_count = atomic_load(&mm->inference_count);
-	st->execution_count = es.steps_total;
+	st->last_inference = ms.last_inference_ms;
+	st->inference_count = ms.inference_count;
+	st->execution_count = ms.execution_count;
 	st->inference_stats = is;
-	is->success = duration(&d[0], ok, atomic_load(&mm->request_duration_us) * 1000);
-	is->fail = duration(&d[1], failed, 0);
-	is->queue = duration(&d[2], ok, atomic_load(&mm->queue_duration_us) * 1000);
+	is->success = duration(&d[0], ms.success, ms.success_ns);
+	is->fail = duration(&d[1], ms.fail, 0);
+	is->queue = duration(&d[2], ms.success, ms.queue_ns);
 	is->compute_input = duration(&d[3], 0, 0);
 	is->compute_infer = duration(&d[4], 0, 0);
 	is->compute_output = duration(&d[5], 0, 0);

@@ -277,6 +277,7 @@ static void job_metrics(struct serve_job *j)
 	struct serve_model_metrics *mm = &j->model->metrics;
 	int64_t now = now_ns(), queue = -1;
 	enum serve_fail_reason why = SERVE_FAIL_COUNT;
+	struct timespec wall;
 	size_t i;
 
 	for (i = 0; i < j->n_submitted; i++) {
@@ -297,6 +298,9 @@ static void job_metrics(struct serve_job *j)
 	else
 		atomic_fetch_add(&mm->failure[why], 1);
 	atomic_fetch_add(&mm->request_duration_us, (uint64_t)((now - j->t_arrival) / 1000));
+	clock_gettime(CLOCK_REALTIME, &wall);
+	atomic_store(&mm->last_inference_ms, (uint64_t)wall.tv_sec * 1000 +
+					     (uint64_t)wall.tv_nsec / 1000000);
 	if (queue >= 0)
 		atomic_fetch_add(&mm->queue_duration_us, (uint64_t)(queue / 1000));
 }

@@ -332,7 +332,8 @@ def check_metrics(srv, st):
     s = st.ModelStatistics(pb.ModelStatisticsRequest(name="vllm_model")).model_stats[0]
     tap.ok(s.name == "vllm_model" and s.inference_stats.success.count ==
            gauge(m, "nv_inference_request_success", model="vllm_model") and
-           s.inference_count > 0 and s.execution_count > 0,
+           s.inference_count > 0 and s.execution_count > 0 and
+           s.last_inference > 1.7e12,
            "ModelStatistics: the counters behind /metrics", s)
     e = rpc_error(st.ModelStatistics, pb.ModelStatisticsRequest(name="nope"))
     tap.ok(e and e.code() == grpc.StatusCode.NOT_FOUND, "ModelStatistics of an unknown model: "
