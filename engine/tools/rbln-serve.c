@@ -19,6 +19,7 @@
 
 #include "rbln_serving.h"
 #include "serve/repository.h"
+#include "serve/grpc_server.h"
 #include "serve/served_model.h"
 #include "serve/server.h"
 
@@ -73,9 +74,14 @@ static void usage(FILE *f)
 		"  --drain-timeout S         on SIGTERM, seconds to let requests finish before\n"
 		"                            cancelling them (default: no limit)\n"
 		"  --check                   read and check the models, print them, and exit\n"
-		"  --grpc-port N, --allow-grpc BOOL\n"
-		"                            accepted for tritonserver's command lines; gRPC is\n"
-		"                            not available yet\n"
+		"  --grpc-port N             gRPC port (default 8001)\n"
+		"  --allow-grpc BOOL         serve KServe v2 gRPC (default true)\n"
+		"  --grpc-keepalive-time MS, --grpc-keepalive-timeout MS,\n"
+		"  --grpc-keepalive-permit-without-calls BOOL,\n"
+		"  --grpc-http2-max-pings-without-data N,\n"
+		"  --grpc-http2-min-recv-ping-interval-without-data MS\n"
+		"                            gRPC keepalive, as tritonserver's flags (defaults\n"
+		"                            7200000, 20000, false, 2, 300000)\n"
 		"  -h, --help                this help\n"
 		"      --version             the version\n");
 }
@@ -89,6 +95,9 @@ enum {
 	OPT_SSL_KEY,
 };
 
+/* gRPC keepalive, tritonserver's flags. */
+enum { OPT_KA_TIME = 512, OPT_KA_TIMEOUT, OPT_KA_PERMIT, OPT_KA_PINGS, OPT_KA_INTERVAL };
+
 struct args {
 	const char *repo;
 	struct serve_model_json mj;	/* --model and its engine arguments */
@@ -96,7 +105,8 @@ struct args {
 	struct serve_options opt;
 	long drain_s;
 	bool check;
-	bool grpc_asked;
+	bool allow_grpc;
+	struct serve_grpc_options grpc;
 };
 
 static int num(const char *flag, const char *s, long long min, long long max, long long *out)
@@ -179,6 +189,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "tokenizer", required_argument, NULL, OPT_TOKENIZER },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "host", required_argument, NULL, OPT_HOST },
+		{ "grpc-keepalive-time", required_argument, NULL, OPT_KA_TIME },
+		{ "grpc-keepalive-timeout", required_argument, NULL, OPT_KA_TIMEOUT },
+		{ "grpc-keepalive-permit-without-calls", required_argument, NULL, OPT_KA_PERMIT },
+		{ "grpc-http2-max-pings-without-data", required_argument, NULL, OPT_KA_PINGS },
+		{ "grpc-http2-min-recv-ping-interval-without-data", required_argument, NULL,
+		  OPT_KA_INTERVAL },
 		{ "http-port", required_argument, NULL, OPT_HTTP_PORT },
 		{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
 		{ "allow-metrics", required_argument, NULL, OPT_ALLOW_METRICS },
@@ -204,11 +220,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	long long v;
-	bool b;
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	serve_options_default(&a->opt);
+	serve_grpc_options_default(&a->grpc);
+	a->allow_grpc = true;
 	a->drain_s = -1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -245,16 +262,28 @@ static int parse_args(int argc, char **argv, struct args *a)
 			else if (c == OPT_METRICS_PORT)
 				a->opt.metrics_port = (unsigned)v;
 			else
-				a->grpc_asked = true;
+				a->grpc.port = (unsigned)v;
 			break;
 		case OPT_ALLOW_METRICS:
 			if (boolean("--allow-metrics", optarg, &a->opt.allow_metrics))
 				return 2;
 			break;
 		case OPT_ALLOW_GRPC:
-			if (boolean("--allow-grpc", optarg, &b))
+			if (boolean("--allow-grpc", optarg, &a->allow_grpc))
 				return 2;
-			a->grpc_asked = b;
+			break;
+		case OPT_KA_TIME: case OPT_KA_TIMEOUT: case OPT_KA_PINGS: case OPT_KA_INTERVAL:
+			if (num(argv[optind - 2], optarg, 0, INT32_MAX, &v))
+				return 2;
+			*(c == OPT_KA_TIME ? &a->grpc.keepalive_time_ms
+			  : c == OPT_KA_TIMEOUT ? &a->grpc.keepalive_timeout_ms
+			  : c == OPT_KA_PINGS ? &a->grpc.http2_max_pings_without_data
+			  : &a->grpc.http2_min_recv_ping_interval_ms) = (int)v;
+			break;
+		case OPT_KA_PERMIT:
+			if (boolean("--grpc-keepalive-permit-without-calls", optarg,
+				    &a->grpc.keepalive_permit_without_calls))
+				return 2;
 			break;
 		case OPT_THREADS:
 			if (num("--http-threads", optarg, 1, 256, &v))
@@ -365,7 +394,8 @@ static void print_table(const struct serve_model *m, size_t n, bool check)
 }
 
 /* Waits for SIGTERM/SIGINT, then drains; a second signal cancels what runs. */
-static void serve_until_signal(struct serve_server *s, const sigset_t *set, long drain_s)
+static void serve_until_signal(struct serve_server *s, struct serve_grpc *g, const sigset_t *set,
+			       long drain_s)
 {
 	struct timespec zero = { 0, 0 };
 	time_t give_up;
@@ -375,6 +405,7 @@ static void serve_until_signal(struct serve_server *s, const sigset_t *set, long
 
 	sigwait(set, &sig);
 	/* Stop accepting before saying so: a client that reads the line may test it. */
+	serve_grpc_shutdown(g);
 	left = serve_server_drain(s, 0);
 	printf("rbln-serve: %s: no new requests; waiting for %zu in flight\n",
 	       sig == SIGTERM ? "SIGTERM" : "SIGINT", left);
@@ -407,6 +438,7 @@ int main(int argc, char **argv)
 	struct serve_repository repo = { 0 };
 	struct serve_model *models = NULL;
 	struct serve_server srv;
+	struct serve_grpc *grpc = NULL;
 	struct rbln_error err = { 0 };
 	struct args a;
 	sigset_t set;
@@ -471,9 +503,16 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	/* The tutorial's startup lines; gRPC is not offered, and we say so. */
-	printf("gRPC is not available in rbln-serve: nothing listens on port 8001%s\n",
-	       a.grpc_asked ? " (--grpc-port/--allow-grpc ignored)" : "");
+	if (a.allow_grpc && serve_grpc_start(&srv, &a.grpc, &grpc, &err)) {
+		fprintf(stderr, "rbln-serve: %s\n", err.msg);
+		serve_server_stop(&srv);
+		rc = 1;
+		goto out;
+	}
+	/* The tutorial's startup lines, with the ports as bound. */
+	if (grpc)
+		printf("Started GRPCInferenceService at %s:%u\n", a.opt.host,
+		       serve_grpc_port(grpc));
 	if (a.opt.ssl_certfile)
 		printf("rbln-serve: HTTPS (TLS) on the HTTP port\n");
 	if (!a.opt.api_key && strcmp(a.opt.host, "127.0.0.1") && strcmp(a.opt.host, "::1") &&
@@ -484,7 +523,9 @@ int main(int argc, char **argv)
 	if (a.opt.allow_metrics)
 		printf("Started Metrics Service at %s:%u\n", a.opt.host, srv.metrics_port);
 	fflush(stdout);
-	serve_until_signal(&srv, &set, a.drain_s);
+	serve_until_signal(&srv, grpc, &set, a.drain_s);
+	/* the last responses of finished requests still go out */
+	serve_grpc_stop(grpc, 5000);
 	serve_server_stop(&srv);
 	printf("rbln-serve: stopped\n");
 out:

@@ -488,6 +488,11 @@ static void test_completions(void **state)
 	assert_int_equal(r.prompts[0].ids[1], 2);
 	serve_request_free(&r);
 
+	/* OpenAI takes temperatures up to 2; KServe requests have no such bound */
+	assert_contains_all(oai_err(false, "{\"prompt\": \"a\", \"temperature\": 2.5}", &err),
+			    "field 'temperature' must be at most 2, got 2.5", NULL);
+	oai_ok(false, "{\"prompt\": \"a\", \"temperature\": 2}", &r);
+	serve_request_free(&r);
 	assert_contains_all(oai_err(false, "{\"model\": \"m\"}", &err), "field 'prompt' is required",
 			    NULL);
 	assert_contains_all(oai_err(false, "{\"prompt\": \"x\", \"foo\": 1}", &err),

@@ -6,6 +6,7 @@
  * /v1/models.
  */
 #include "http.h"
+#include "model_stats.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -76,7 +77,8 @@ static bool all_ready(const struct serve_server *s)
 static enum MHD_Result server_metadata(struct MHD_Connection *c)
 {
 	static const char *const ext[] = { "binary_tensor_data", "parameters",
-					   "model_configuration", "model_repository", "generate" };
+					   "model_configuration", "model_repository", "statistics",
+					   "generate" };
 	json_object *o = json_object_new_object(), *arr = json_object_new_array();
 	size_t i;
 
@@ -108,6 +110,21 @@ static enum MHD_Result repository_index(struct serve_server *s, struct MHD_Conne
 	return serve_http_json(c, MHD_HTTP_OK, arr);
 }
 
+/* One entry of OpenAI's model list (GET /v1/models/ID answers it alone). */
+static json_object *v1_model(const struct serve_model *m, int64_t now)
+{
+	json_object *e = json_object_new_object();
+
+	json_object_object_add(e, "id", json_object_new_string(m->name));
+	json_object_object_add(e, "object", json_object_new_string("model"));
+	json_object_object_add(e, "created", json_object_new_int64(now));
+	json_object_object_add(e, "owned_by", json_object_new_string("rbln"));
+	json_object_object_add(e, "root", json_object_new_string(m->name));
+	json_object_object_add(e, "parent", NULL);
+	json_object_object_add(e, "max_model_len", json_object_new_int64(m->text.max_model_len));
+	return e;
+}
+
 static enum MHD_Result v1_models(struct serve_server *s, struct MHD_Connection *c)
 {
 	json_object *o = json_object_new_object(), *data = json_object_new_array();
@@ -115,21 +132,35 @@ static enum MHD_Result v1_models(struct serve_server *s, struct MHD_Connection *
 	size_t i;
 
 	json_object_object_add(o, "object", json_object_new_string("list"));
-	for (i = 0; i < s->n_models; i++) {
-		const struct serve_model *m = &s->models[i];
-		json_object *e = json_object_new_object();
-
-		json_object_object_add(e, "id", json_object_new_string(m->name));
-		json_object_object_add(e, "object", json_object_new_string("model"));
-		json_object_object_add(e, "created", json_object_new_int64(now));
-		json_object_object_add(e, "owned_by", json_object_new_string("rbln"));
-		json_object_object_add(e, "root", json_object_new_string(m->name));
-		json_object_object_add(e, "parent", NULL);
-		json_object_object_add(e, "max_model_len",
-				       json_object_new_int64(m->text.max_model_len));
-		json_object_array_add(data, e);
-	}
+	for (i = 0; i < s->n_models; i++)
+		json_object_array_add(data, v1_model(&s->models[i], now));
 	json_object_object_add(o, "data", data);
+	return serve_http_json(c, MHD_HTTP_OK, o);
+}
+
+static enum MHD_Result v1_model_by_id(struct serve_server *s, struct MHD_Connection *c,
+				      const char *id)
+{
+	struct serve_model *m = serve_server_model(s, id, NULL);
+	char msg[SERVE_NAME_MAX + 48];
+
+	if (m)
+		return serve_http_json(c, MHD_HTTP_OK, v1_model(m, (int64_t)time(NULL)));
+	snprintf(msg, sizeof(msg), "The model `%s` does not exist.", id);
+	return serve_http_error(c, MHD_HTTP_NOT_FOUND, msg, true);
+}
+
+/* Triton's statistics: {"model_stats": [...]} of one model, or of all (m NULL). */
+static enum MHD_Result model_stats(struct serve_server *s, struct MHD_Connection *c,
+				   const struct serve_model *m)
+{
+	json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < s->n_models; i++)
+		if (!m || m == &s->models[i])
+			json_object_array_add(arr, serve_model_stats_json(&s->models[i]));
+	json_object_object_add(o, "model_stats", arr);
 	return serve_http_json(c, MHD_HTTP_OK, o);
 }
 
@@ -153,6 +184,10 @@ enum MHD_Result serve_handle_info(struct serve_conn *cx, struct MHD_Connection *
 		return repository_index(s, c);
 	case SERVE_R_V1_MODELS:
 		return v1_models(s, c);
+	case SERVE_R_V1_MODEL:
+		return v1_model_by_id(s, c, r->model);
+	case SERVE_R_STATS:
+		return model_stats(s, c, NULL);
 	default:
 		break;
 	}
@@ -168,6 +203,8 @@ enum MHD_Result serve_handle_info(struct serve_conn *cx, struct MHD_Connection *
 		return serve_http_error(c, MHD_HTTP_BAD_REQUEST, "Model version not ready", false);
 	case SERVE_R_MODEL_CONFIG:
 		return serve_http_json(c, MHD_HTTP_OK, json_object_get(m->entry->config.json));
+	case SERVE_R_MODEL_STATS:
+		return model_stats(s, c, m);
 	default:
 		return serve_http_error(c, MHD_HTTP_NOT_FOUND, "Not Found", false);
 	}

@@ -77,6 +77,9 @@ struct serve_job {
 	bool suspended;
 	bool client_gone;
 	bool stream_ended;
+	serve_job_notify_fn notify;	/* a consumer other than MHD (gRPC) */
+	void *notify_arg;
+	bool notify_every;		/* every event, not only the end */
 	struct rbln_strbuf out;		/* SSE bytes not yet handed over */
 	char oai_id[48];
 	int64_t created;
@@ -275,6 +278,7 @@ static void job_metrics(struct serve_job *j)
 	struct serve_model_metrics *mm = &j->model->metrics;
 	int64_t now = now_ns(), queue = -1;
 	enum serve_fail_reason why = SERVE_FAIL_COUNT;
+	struct timespec wall;
 	size_t i;
 
 	for (i = 0; i < j->n_submitted; i++) {
@@ -295,6 +299,9 @@ static void job_metrics(struct serve_job *j)
 	else
 		atomic_fetch_add(&mm->failure[why], 1);
 	atomic_fetch_add(&mm->request_duration_us, (uint64_t)((now - j->t_arrival) / 1000));
+	clock_gettime(CLOCK_REALTIME, &wall);
+	atomic_store(&mm->last_inference_ms, (uint64_t)wall.tv_sec * 1000 +
+					     (uint64_t)wall.tv_nsec / 1000000);
 	if (queue >= 0)
 		atomic_fetch_add(&mm->queue_duration_us, (uint64_t)(queue / 1000));
 }
@@ -378,6 +385,8 @@ static int on_event(void *user, const struct rbln_gen_event *ev)
 		j->suspended = false;
 		MHD_resume_connection(j->conn);
 	}
+	if ((wake || j->notify_every) && j->notify)
+		j->notify(j->notify_arg);
 	pthread_mutex_unlock(&j->lock);
 	if (ev->final)
 		serve_job_put(j);	/* the sequence's reference */
@@ -446,6 +455,15 @@ int serve_job_submit(struct serve_job *j, struct rbln_error *err)
 }
 
 /* ---- HTTP side ---- */
+
+void serve_job_set_notify(struct serve_job *j, serve_job_notify_fn fn, void *arg, bool every)
+{
+	pthread_mutex_lock(&j->lock);
+	j->notify = fn;
+	j->notify_arg = arg;
+	j->notify_every = every;
+	pthread_mutex_unlock(&j->lock);
+}
 
 void serve_job_attach(struct serve_job *j, struct MHD_Connection *conn, int fd)
 {
@@ -731,31 +749,44 @@ static void usage_of(const struct serve_job *j, struct serve_usage *u)
 		u->completion_tokens += j->choices[i].n_tokens;
 }
 
-int serve_job_response(struct serve_job *j, unsigned *status, struct rbln_strbuf *body,
-		       const char **content_type, size_t *json_len)
+/* True when some sequence has output not yet taken (job locked). */
+static bool has_news(const struct serve_job *j)
 {
-	struct serve_resp_ctx rc_ = resp_ctx(j);
+	size_t i;
+
+	for (i = 0; i < j->n_submitted; i++) {
+		const struct serve_choice *c = &j->choices[i];
+
+		if (!c->final_sent && (c->text.len || c->n_unsent || c->finished))
+			return true;
+	}
+	return false;
+}
+
+int serve_job_take(struct serve_job *j, serve_job_batch_fn fn, void *arg)
+{
+	struct serve_resp_ctx ctx = resp_ctx(j);
+	struct serve_job_batch b = { .ctx = &ctx };
 	struct serve_piece *pieces = NULL;
 	struct lp_view *views = NULL;
 	struct rbln_strbuf *scratch = NULL;
-	const char *msg;
 	size_t i, n;
 	int rc = 0;
 
 	pthread_mutex_lock(&j->lock);
 	n = j->n_choices;
-	*content_type = "application/json";
-	*json_len = 0;
-	for (i = 0; i < n; i++) {
-		unsigned st = failure(j, &j->choices[i], &msg);
-
-		if (st) {
-			*status = st;
-			rc = error_body(j, msg, st, body);
-			pthread_mutex_unlock(&j->lock);
-			*json_len = body->len;
-			return rc;
-		}
+	b.final = !j->submitting && j->n_submitted == n && j->n_finished == n;
+	if (j->stream_ended || !(b.final || (j->req.stream && has_news(j)))) {
+		pthread_mutex_unlock(&j->lock);
+		return 0;
+	}
+	for (i = 0; b.final && i < n && !b.status; i++)
+		b.status = failure(j, &j->choices[i], &b.error);
+	if (b.status) {
+		j->stream_ended = true;
+		rc = fn(arg, &b);
+		pthread_mutex_unlock(&j->lock);
+		return rc ? rc : 1;
 	}
 	pieces = calloc(n, sizeof(*pieces));
 	views = calloc(n, sizeof(*views));
@@ -765,37 +796,13 @@ int serve_job_response(struct serve_job *j, unsigned *status, struct rbln_strbuf
 		goto out;
 	}
 	for (i = 0; i < n; i++)
-		piece_of(j, &j->choices[i], &views[i], &scratch[i], true, &pieces[i]);
-	*status = 200;
-	switch (j->req.api) {
-	case SERVE_API_GENERATE: {
-		json_object *o = serve_generate_json(&rc_, &pieces[0]);
-
-		rc = o ? serve_json_append(body, o) : -ENOMEM;
-		json_object_put(o);
-		*json_len = body->len;
-		break;
-	}
-	case SERVE_API_INFER:
-		rc = serve_infer_body(&rc_, &j->model->entry->config, pieces, n, body, json_len);
-		if (*json_len < body->len)
-			*content_type = "application/octet-stream";
-		break;
-	case SERVE_API_COMPLETIONS:
-	case SERVE_API_CHAT: {
-		struct serve_usage u;
-		json_object *o;
-
-		usage_of(j, &u);
-		o = serve_openai_json(&rc_, pieces, n, &u);
-		rc = o ? serve_json_append(body, o) : -ENOMEM;
-		json_object_put(o);
-		*json_len = body->len;
-		break;
-	}
-	}
+		piece_of(j, &j->choices[i], &views[i], &scratch[i], !j->req.stream, &pieces[i]);
+	b.pieces = pieces;
+	b.n = n;
+	rc = fn(arg, &b);
 	for (i = 0; i < n; i++)
 		mark_sent(&j->choices[i]);
+	j->stream_ended = b.final;
 out:
 	for (i = 0; views && i < n; i++)
 		lp_view_free(&views[i]);
@@ -805,7 +812,82 @@ out:
 	free(scratch);
 	free(pieces);
 	pthread_mutex_unlock(&j->lock);
-	return rc;
+	return rc ? rc : 1;
+}
+
+bool serve_job_finished(struct serve_job *j)
+{
+	bool done;
+
+	pthread_mutex_lock(&j->lock);
+	done = j->stream_ended;
+	pthread_mutex_unlock(&j->lock);
+	return done;
+}
+
+struct whole_response {
+	struct serve_job *job;
+	unsigned *status;
+	struct rbln_strbuf *body;
+	const char **content_type;
+	size_t *json_len;
+};
+
+/* The HTTP body of a finished job (job locked, by serve_job_take). */
+static int whole_body(void *arg, const struct serve_job_batch *b)
+{
+	struct whole_response *w = arg;
+	struct serve_job *j = w->job;
+	int rc;
+
+	if (b->status) {
+		*w->status = b->status;
+		rc = error_body(j, b->error, b->status, w->body);
+		*w->json_len = w->body->len;
+		return rc;
+	}
+	*w->status = 200;
+	switch (j->req.api) {
+	case SERVE_API_GENERATE: {
+		json_object *o = serve_generate_json(b->ctx, &b->pieces[0]);
+
+		rc = o ? serve_json_append(w->body, o) : -ENOMEM;
+		json_object_put(o);
+		*w->json_len = w->body->len;
+		return rc;
+	}
+	case SERVE_API_INFER:
+		rc = serve_infer_body(b->ctx, &j->model->entry->config, b->pieces, b->n, w->body,
+				      w->json_len);
+		if (*w->json_len < w->body->len)
+			*w->content_type = "application/octet-stream";
+		return rc;
+	case SERVE_API_COMPLETIONS:
+	case SERVE_API_CHAT: {
+		struct serve_usage u;
+		json_object *o;
+
+		usage_of(j, &u);
+		o = serve_openai_json(b->ctx, b->pieces, b->n, &u);
+		rc = o ? serve_json_append(w->body, o) : -ENOMEM;
+		json_object_put(o);
+		*w->json_len = w->body->len;
+		return rc;
+	}
+	}
+	return -EINVAL;
+}
+
+int serve_job_response(struct serve_job *j, unsigned *status, struct rbln_strbuf *body,
+		       const char **content_type, size_t *json_len)
+{
+	struct whole_response w = { j, status, body, content_type, json_len };
+	int rc;
+
+	*content_type = "application/json";
+	*json_len = 0;
+	rc = serve_job_take(j, whole_body, &w);
+	return rc < 0 ? rc : rc ? 0 : -EAGAIN;
 }
 
 /* ---- streaming ---- */

@@ -18,6 +18,7 @@
 
 #include "request.h"
 #include "request_build.h"
+#include "responses.h"
 #include "server.h"
 #include "util/strbuf.h"
 
@@ -64,6 +65,37 @@ int serve_job_wait(struct serve_job *j);
 /* Non-SSE: the whole response (status, body, content type, JSON length for infer). */
 int serve_job_response(struct serve_job *j, unsigned *status, struct rbln_strbuf *body,
 		       const char **content_type, size_t *json_len);
+
+/*
+ * A consumer that is not an HTTP connection (gRPC): fn(arg) is called with
+ * the job's lock held (so it must not call back into the job) when there is
+ * something to take: after every engine event with every, else at the end.
+ * fn NULL: no more calls once this returns.  Set it before submitting.
+ */
+typedef void (*serve_job_notify_fn)(void *arg);
+void serve_job_set_notify(struct serve_job *j, serve_job_notify_fn fn, void *arg, bool every);
+
+/* What serve_job_take hands over: one piece per sequence, or a failure. */
+struct serve_job_batch {
+	const struct serve_resp_ctx *ctx;
+	const struct serve_piece *pieces;	/* NULL when status is set */
+	size_t n;
+	bool final;		/* every sequence is finished: nothing comes after */
+	unsigned status;	/* a sequence failed: HTTP status (503, 400, 500), or 0 */
+	const char *error;	/* and why */
+};
+typedef int (*serve_job_batch_fn)(void *arg, const struct serve_job_batch *b);
+
+/*
+ * Takes what is new: when the request streams, the pieces of output not
+ * yet taken (text deltas); otherwise, once every sequence finished, the
+ * whole output.  fn runs under the job's lock.  Returns 0 when there was
+ * nothing to take (fn not called), 1 after fn returned 0, else fn's error.
+ */
+int serve_job_take(struct serve_job *j, serve_job_batch_fn fn, void *arg);
+
+/* True once serve_job_take has handed over the last batch. */
+bool serve_job_finished(struct serve_job *j);
 
 /* SSE: libmicrohttpd's content reader (suspends the connection when there is nothing). */
 ssize_t serve_job_read(void *cls, uint64_t pos, char *buf, size_t max);

@@ -31,6 +31,7 @@ struct serve_model_metrics {
 	atomic_uint_least64_t inference_count;		/* sequences generated */
 	atomic_uint_least64_t request_duration_us;
 	atomic_uint_least64_t queue_duration_us;
+	atomic_uint_least64_t last_inference_ms;	/* Unix time of the last request's end */
 	atomic_uint_least64_t finished[3];		/* stop, length, abort */
 	struct prom_histogram ttft;			/* seconds */
 	struct prom_histogram itl;			/* seconds between tokens */

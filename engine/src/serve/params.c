@@ -346,6 +346,9 @@ static int apply_sp(struct serve_gen_options *o, const struct ctx *c, enum rbln_
 		rc = get_double(c, v, &x);
 		if (rc)
 			return rc;
+		/* OpenAI's API takes temperatures in [0, 2] and refuses others */
+		if (f == RBLN_SP_TEMPERATURE && c->d == SERVE_DIALECT_OPENAI && x > 2)
+			return bad(c, "must be at most 2, got %g", x);
 		if (f == RBLN_SP_TEMPERATURE)
 			p->temperature = x;
 		else if (f == RBLN_SP_TOP_P)

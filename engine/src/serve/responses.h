@@ -100,6 +100,9 @@ json_object *serve_error_json(const char *msg);
 /* {"error": {"message", "type", "param", "code"}}: OpenAI's. */
 json_object *serve_openai_error_json(const char *msg, int http_status);
 
+/* Appends the n low bytes of x, little-endian (binary tensor data). */
+int serve_put_le(struct rbln_strbuf *b, uint64_t x, size_t n);
+
 /* Compact JSON text of o, appended to sb. */
 int serve_json_append(struct rbln_strbuf *sb, json_object *o);
 

@@ -157,7 +157,7 @@ static size_t infer_outputs(const struct serve_request *r, const struct serve_mo
 	return n;
 }
 
-static int put_le(struct rbln_strbuf *b, uint64_t x, size_t n)
+int serve_put_le(struct rbln_strbuf *b, uint64_t x, size_t n)
 {
 	unsigned char buf[8];
 	size_t i;
@@ -209,7 +209,7 @@ static int add_element(const struct serve_tensor *t, const struct serve_piece *p
 		if (data)
 			rc = json_object_array_add(data, json_object_new_string_len(s, (int)slen));
 		else
-			rc = put_le(bin, slen, 4) ? -ENOMEM : rbln_strbuf_append(bin, s, slen);
+			rc = serve_put_le(bin, slen, 4) ? -ENOMEM : rbln_strbuf_append(bin, s, slen);
 	} else if (data) {
 		if (t->dtype == SERVE_DT_FP32 || t->dtype == SERVE_DT_FP64 ||
 		    t->dtype == SERVE_DT_FP16 || t->dtype == SERVE_DT_BF16)
@@ -224,14 +224,14 @@ static int add_element(const struct serve_tensor *t, const struct serve_piece *p
 			uint32_t bits;
 
 			memcpy(&bits, &f, 4);
-			rc = put_le(bin, bits, 4);
+			rc = serve_put_le(bin, bits, 4);
 		} else if (t->dtype == SERVE_DT_FP64) {
 			uint64_t bits;
 
 			memcpy(&bits, &num, 8);
-			rc = put_le(bin, bits, 8);
+			rc = serve_put_le(bin, bits, 8);
 		} else if (es) {
-			rc = put_le(bin, (uint64_t)(int64_t)num, es);
+			rc = serve_put_le(bin, (uint64_t)(int64_t)num, es);
 		}
 	}
 	free(owned);

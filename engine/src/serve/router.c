@@ -44,6 +44,7 @@ enum serve_route_kind serve_route(const char *url, struct serve_route *r)
 		{ "/v1/models", SERVE_R_V1_MODELS },
 		{ "/v1/completions", SERVE_R_V1_COMPLETIONS },
 		{ "/v1/chat/completions", SERVE_R_V1_CHAT },
+		{ "/v2/models/stats", SERVE_R_STATS },
 	};
 	static const struct {
 		const char *action;
@@ -55,6 +56,7 @@ enum serve_route_kind serve_route(const char *url, struct serve_route *r)
 		{ "/infer", SERVE_R_INFER },
 		{ "/generate", SERVE_R_GENERATE },
 		{ "/generate_stream", SERVE_R_GENERATE_STREAM },
+		{ "/stats", SERVE_R_MODEL_STATS },
 	};
 	char path[1024];
 	const char *p;
@@ -69,6 +71,12 @@ enum serve_route_kind serve_route(const char *url, struct serve_route *r)
 	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		if (!strcmp(path, fixed[i].path))
 			return r->kind = fixed[i].kind;
+	if (!strncmp(path, "/v1/models/", 11)) {
+		p = path + 11;
+		if (take_segment(&p, r->model, sizeof(r->model)) && !*p)
+			r->kind = SERVE_R_V1_MODEL;
+		return r->kind;
+	}
 	if (strncmp(path, "/v2/models/", 11))
 		return r->kind;
 	p = path + 11;

@@ -23,6 +23,9 @@ enum serve_route_kind {
 	SERVE_R_V1_MODELS,		/* GET /v1/models */
 	SERVE_R_V1_COMPLETIONS,		/* POST /v1/completions */
 	SERVE_R_V1_CHAT,		/* POST /v1/chat/completions */
+	SERVE_R_STATS,			/* GET /v2/models/stats: every model's */
+	SERVE_R_MODEL_STATS,		/* GET /v2/models/M[/versions/V]/stats */
+	SERVE_R_V1_MODEL,		/* GET /v1/models/ID */
 };
 
 #define SERVE_NAME_MAX 256

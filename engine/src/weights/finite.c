@@ -18,19 +18,19 @@ static bool non_finite_at(const unsigned char *p, enum rbln_dtype dt, size_t i, 
 	uint16_t h;
 
 	switch (dt) {
-	case RBLN_DTYPE_F32:
+	case RBLN_TENSOR_F32:
 		memcpy(&x, p + 4 * i, 4);
 		*nan = (x & 0x007fffffu) != 0;
 		return (x & 0x7f800000u) == 0x7f800000u;
-	case RBLN_DTYPE_BF16:
+	case RBLN_TENSOR_BF16:
 		memcpy(&h, p + 2 * i, 2);
 		*nan = (h & 0x007fu) != 0;
 		return (h & 0x7f80u) == 0x7f80u;
-	case RBLN_DTYPE_F16:
+	case RBLN_TENSOR_F16:
 		memcpy(&h, p + 2 * i, 2);
 		*nan = (h & 0x03ffu) != 0;
 		return (h & 0x7c00u) == 0x7c00u;
-	case RBLN_DTYPE_UNKNOWN:
+	case RBLN_TENSOR_UNKNOWN:
 		break;
 	}
 	return false;

@@ -109,16 +109,17 @@ def test_env(extra=None):
 class Server:
     """rbln-serve as a child process on ports it picked itself (port 0)."""
 
-    STARTED = re.compile(r"^Started (HTTPService|Metrics Service) at ([^:]+):(\d+)$")
+    STARTED = re.compile(r"^Started (HTTPService|Metrics Service|GRPCInferenceService) at "
+                         r"([^:]+):(\d+)$")
 
     def __init__(self, args, workdir, env=None, timeout=120):
         self.log_path = os.path.join(workdir, "serve.stderr")
         self.lines = []
         self.cond = threading.Condition()
-        self.http_port = self.metrics_port = None
+        self.http_port = self.metrics_port = self.grpc_port = None
         self.err = open(self.log_path, "w", encoding="utf-8")
         cmd = [serve_bin(), "--host", "127.0.0.1", "--http-port", "0", "--metrics-port", "0",
-               *args]
+               "--grpc-port", "0", *args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.err, text=True,
                                      env=test_env(env), cwd=workdir)
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -145,6 +146,8 @@ class Server:
                 if m:
                     if m.group(1) == "HTTPService":
                         self.http_port = int(m.group(3))
+                    elif m.group(1) == "GRPCInferenceService":
+                        self.grpc_port = int(m.group(3))
                     else:
                         self.metrics_port = int(m.group(3))
                 self.cond.notify_all()
@@ -274,6 +277,29 @@ def metric_value(samples, name, **labels):
             total += v
             found = True
     return total if found else None
+
+
+def wait_metric(srv, pred, timeout=10):
+    """Polls /metrics until pred(samples) holds; returns the last samples and whether it did."""
+    deadline = time.time() + timeout
+    while True:
+        m = srv.metrics()
+        if pred(m):
+            return m, True
+        if time.time() > deadline:
+            return m, False
+        time.sleep(0.02)
+
+
+def gauge(m, name, **labels):
+    return metric_value(m, name, **labels) or 0
+
+
+def idle(m):
+    """Nothing runs or waits and no KV block is in use."""
+    return (gauge(m, "vllm:kv_cache_usage_perc") == 0 and
+            gauge(m, "vllm:num_requests_running") == 0 and
+            gauge(m, "vllm:num_requests_waiting") == 0)
 
 
 def generate(srv, model, text, timeout=120, **params):

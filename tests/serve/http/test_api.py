@@ -472,6 +472,36 @@ def check_metrics(srv):
     tap.eq(st, 404, "metrics port: other paths 404")
 
 
+def check_stats_and_model_id(srv):
+    """Triton's statistics extension and OpenAI's GET /v1/models/{id}."""
+    st, b = srv.get_json("/v2/models/stats")
+    names = sorted(m.get("name") for m in b.get("model_stats", []))
+    tap.ok(st == 200 and names == ["ensemble", "llamav2", "llamav2_batched", "vllm_model"],
+           "GET /v2/models/stats: every model", (st, b))
+    st, b = srv.get_json("/v2/models/vllm_model/versions/1/stats")
+    ms = (b.get("model_stats") or [{}])[0]
+    inf = ms.get("inference_stats", {})
+    m = srv.metrics()
+    ok = sl.metric_value(m, "nv_inference_request_success", model="vllm_model")
+    tap.ok(st == 200 and len(b["model_stats"]) == 1 and ms.get("name") == "vllm_model" and
+           ms.get("version") == "1" and inf.get("success", {}).get("count") == ok and
+           inf["success"]["ns"] > 0 and ms.get("inference_count", 0) >= ok > 0 and
+           ms.get("execution_count", 0) > 0 and ms.get("last_inference", 0) > 1.7e12 and
+           all(k in inf for k in ("fail", "queue", "compute_input", "compute_infer",
+                                  "compute_output", "cache_hit", "cache_miss")),
+           "GET /v2/models/vllm_model/versions/1/stats: Triton's fields, the /metrics counts",
+           (st, b, ok))
+    st, b = srv.get_json("/v2/models/nope/stats")
+    tap.ok(st == 404 and error_of(b), "stats of an unknown model: 404", (st, b))
+    st, b = srv.get_json("/v1/models/vllm_model")
+    tap.ok(st == 200 and b.get("id") == "vllm_model" and b.get("object") == "model",
+           "GET /v1/models/vllm_model: the model object", (st, b))
+    st, b = srv.get_json("/v1/models/nope")
+    err = b.get("error") if isinstance(b, dict) else None
+    tap.ok(st == 404 and isinstance(err, dict) and "nope" in err.get("message", "") and
+           err.get("type"), "GET /v1/models/nope: 404 with OpenAI's error object", (st, b))
+
+
 def main():
     root = sl.tmpdir("api")
     srv = None
@@ -480,8 +510,10 @@ def main():
         srv = sl.Server(["--model-repository", repo], root)
         tap.ok(srv.wait_line(r"^Started HTTPService at 127\.0\.0\.1:\d+$") and
                srv.wait_line(r"^Started Metrics Service at ") and
-               srv.wait_line(r"gRPC is not available"),
-               "startup prints the Started lines and says gRPC is not available", srv.stdout())
+               srv.wait_line(rf"^Started GRPCInferenceService at 127\.0\.0\.1:{srv.grpc_port}$")
+               and srv.grpc_port not in (None, 0, 8001),
+               "startup prints the Started lines, gRPC's with the port it bound (--grpc-port 0)",
+               srv.stdout())
         tap.ok(os.path.isfile(os.path.join(repo, "llamav2", "1", ".rbln-compiled")) or
                any("rbln_config.json" in f for _, _, fs in os.walk(
                    os.path.join(repo, "llamav2", "1", ".rbln-compiled")) for f in fs),
@@ -495,6 +527,7 @@ def main():
         check_openai(srv)
         check_bad_inputs(srv)
         check_metrics(srv)
+        check_stats_and_model_id(srv)
         rc = srv.stop()
         tap.eq(rc, 0, "SIGTERM when idle: exit status 0")
         srv = None

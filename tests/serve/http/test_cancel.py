@@ -57,26 +57,7 @@ class RawClient:
         self.sock.close()
 
 
-def wait_metric(srv, pred, timeout=10):
-    """Polls /metrics until pred(samples) holds; returns the last samples and whether it did."""
-    deadline = time.time() + timeout
-    while True:
-        m = srv.metrics()
-        if pred(m):
-            return m, True
-        if time.time() > deadline:
-            return m, False
-        time.sleep(0.02)
-
-
-def gauge(m, name):
-    return sl.metric_value(m, name) or 0
-
-
-def idle(m):
-    return (gauge(m, "vllm:kv_cache_usage_perc") == 0 and
-            gauge(m, "vllm:num_requests_running") == 0 and
-            gauge(m, "vllm:num_requests_waiting") == 0)
+wait_metric, gauge, idle = sl.wait_metric, sl.gauge, sl.idle
 
 
 def canceled(m):
