@@ -252,34 +252,26 @@ static struct platform_driver rbln_platform_driver = {
 
 static struct platform_device *rbln_pdevs[RBLN_MAX_DEVICES];
 
+static int rbln_check_range(const char *name, unsigned int value,
+			    unsigned int min, unsigned int max)
+{
+	if (value >= min && value <= max)
+		return 0;
+	pr_err("rbln: %s must be %u-%u\n", name, min, max);
+	return -EINVAL;
+}
+
 static int rbln_check_params(void)
 {
 	struct rbln_params *p = &rbln_params;
 
-	if (p->num_devices < 1 || p->num_devices > RBLN_MAX_DEVICES) {
-		pr_err("rbln: num_devices must be 1-%d\n", RBLN_MAX_DEVICES);
+	if (rbln_check_range("num_devices", p->num_devices, 1, RBLN_MAX_DEVICES) ||
+	    rbln_check_range("engines", p->engines, 1, RBLN_MAX_ENGINES) ||
+	    rbln_check_range("job_timeout_ms", p->job_timeout_ms, 100, 600000) ||
+	    rbln_check_range("hw_queues", p->hw_queues, 1, 64) ||
+	    rbln_check_range("max_queues", p->max_queues, 1, RBLN_MAX_QUEUES) ||
+	    rbln_check_range("max_jobs", p->max_jobs, 1, RBLN_MAX_JOBS))
 		return -EINVAL;
-	}
-	if (p->engines < 1 || p->engines > RBLN_MAX_ENGINES) {
-		pr_err("rbln: engines must be 1-%d\n", RBLN_MAX_ENGINES);
-		return -EINVAL;
-	}
-	if (p->job_timeout_ms < 100 || p->job_timeout_ms > 600000) {
-		pr_err("rbln: job_timeout_ms must be 100-600000\n");
-		return -EINVAL;
-	}
-	if (p->hw_queues < 1 || p->hw_queues > 64) {
-		pr_err("rbln: hw_queues must be 1-64\n");
-		return -EINVAL;
-	}
-	if (p->max_queues < 1 || p->max_queues > RBLN_MAX_QUEUES) {
-		pr_err("rbln: max_queues must be 1-%d\n", RBLN_MAX_QUEUES);
-		return -EINVAL;
-	}
-	if (p->max_jobs < 1 || p->max_jobs > RBLN_MAX_JOBS) {
-		pr_err("rbln: max_jobs must be 1-%d\n", RBLN_MAX_JOBS);
-		return -EINVAL;
-	}
 	if (p->numa_node != NUMA_NO_NODE &&
 	    (p->numa_node < 0 || p->numa_node >= MAX_NUMNODES ||
 	     !node_online(p->numa_node))) {
