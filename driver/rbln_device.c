@@ -15,6 +15,7 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_managed.h>
 
+#include "rbln_budget.h"
 #include "rbln_device.h"
 #include "rbln_drv.h"
 #include "rbln_engine.h"
@@ -285,13 +286,7 @@ unsigned int rbln_device_power(struct rbln_device *rdev)
  */
 int rbln_device_charge(struct rbln_device *rdev, u64 size)
 {
-	s64 old = atomic64_read(&rdev->mem_used);
-
-	do {
-		if (size > rdev->mem_total - (u64)old)
-			return -ENOMEM;
-	} while (!atomic64_try_cmpxchg(&rdev->mem_used, &old, old + size));
-	return 0;
+	return rbln_charge_bounded(&rdev->mem_used, rdev->mem_total, size);
 }
 
 /**

@@ -21,6 +21,8 @@
 #include <drm/drm_print.h>
 
 #include "rbln_accel.h"
+#include "rbln_budget.h"
+#include "rbln_client.h"
 #include "rbln_compat.h"
 #include "rbln_device.h"
 #include "rbln_drv.h"
@@ -33,11 +35,13 @@
 
 struct rbln_params rbln_params = {
 	.num_devices = 8,
-	.mem_size = 16ULL << 30,
+	.mem_size = 0,
 	.numa_node = NUMA_NO_NODE,
 	.engines = 2,
 	.job_timeout_ms = 10000,
 	.hw_queues = 16,
+	.max_queues = 64,
+	.max_jobs = 1024,
 };
 
 module_param_named(num_devices, rbln_params.num_devices, uint, 0444);
@@ -52,7 +56,8 @@ static int rbln_param_set_size(const char *val, const struct kernel_param *kp)
 	v = memparse(val, &end);
 	if (*end == '\n')
 		end++;
-	if (*end || v < PAGE_SIZE || v > RBLN_MAX_MEM_SIZE)
+	/* 0 asks for the default that rbln_budget_init() derives. */
+	if (*end || (v && v < PAGE_SIZE) || v > RBLN_MAX_MEM_SIZE)
 		return -EINVAL;
 	*size = v;
 	return 0;
@@ -70,7 +75,7 @@ static const struct kernel_param_ops rbln_param_size_ops = {
 
 module_param_cb(mem_size, &rbln_param_size_ops, &rbln_params.mem_size, 0444);
 MODULE_PARM_DESC(mem_size,
-		 "Device memory per NPU in bytes, K/M/G/T suffixes, 4K-64T (default 16G)");
+		 "Device memory per NPU in bytes, K/M/G/T suffixes, 4K-64T, capped so that all NPUs together take at most half of RAM (default 0: min(16G, half of RAM / num_devices))");
 
 module_param_named(numa_node, rbln_params.numa_node, int, 0444);
 MODULE_PARM_DESC(numa_node,
@@ -115,13 +120,26 @@ module_param_named(hw_queues, rbln_params.hw_queues, uint, 0444);
 MODULE_PARM_DESC(hw_queues,
 		 "Jobs one NPU executes at the same time, 1-64 (default 16)");
 
+module_param_named(max_queues, rbln_params.max_queues, uint, 0444);
+MODULE_PARM_DESC(max_queues,
+		 "Queues one open file may create on its NPU, 1-1024 (default 64)");
+
+module_param_named(max_jobs, rbln_params.max_jobs, uint, 0444);
+MODULE_PARM_DESC(max_jobs,
+		 "Jobs one open file may have in flight before submission fails with EBUSY, 1-65536 (default 1024)");
+
 static int rbln_open(struct drm_device *dev, struct drm_file *file)
 {
 	struct rbln_file *rfile;
 
-	rfile = kzalloc(sizeof(*rfile), GFP_KERNEL);
+	rfile = kzalloc(sizeof(*rfile), GFP_KERNEL_ACCOUNT);
 	if (!rfile)
 		return -ENOMEM;
+	rfile->client = rbln_client_create();
+	if (!rfile->client) {
+		kfree(rfile);
+		return -ENOMEM;
+	}
 
 	rfile->rdev = to_rbln_device(dev);
 	rfile->file = file;
@@ -138,12 +156,8 @@ static void rbln_postclose(struct drm_device *dev, struct drm_file *file)
 	rbln_file_queues_fini(rfile);
 	xa_destroy(&rfile->queues);
 	mutex_destroy(&rfile->lock);
+	rbln_client_put(rfile->client);
 	kfree(rfile);
-}
-
-static void rbln_show_fdinfo(struct drm_printer *p, struct drm_file *file)
-{
-	drm_show_memory_stats(p, file);
 }
 
 static const struct drm_ioctl_desc rbln_ioctls[] = {
@@ -176,7 +190,7 @@ static const struct drm_driver rbln_drm_driver = {
 			   DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE,
 	.open = rbln_open,
 	.postclose = rbln_postclose,
-	.show_fdinfo = rbln_show_fdinfo,
+	.show_fdinfo = rbln_client_show_fdinfo,
 	.gem_create_object = rbln_gem_create_object,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 	.ioctls = rbln_ioctls,
@@ -238,26 +252,26 @@ static struct platform_driver rbln_platform_driver = {
 
 static struct platform_device *rbln_pdevs[RBLN_MAX_DEVICES];
 
+static int rbln_check_range(const char *name, unsigned int value,
+			    unsigned int min, unsigned int max)
+{
+	if (value >= min && value <= max)
+		return 0;
+	pr_err("rbln: %s must be %u-%u\n", name, min, max);
+	return -EINVAL;
+}
+
 static int rbln_check_params(void)
 {
 	struct rbln_params *p = &rbln_params;
 
-	if (p->num_devices < 1 || p->num_devices > RBLN_MAX_DEVICES) {
-		pr_err("rbln: num_devices must be 1-%d\n", RBLN_MAX_DEVICES);
+	if (rbln_check_range("num_devices", p->num_devices, 1, RBLN_MAX_DEVICES) ||
+	    rbln_check_range("engines", p->engines, 1, RBLN_MAX_ENGINES) ||
+	    rbln_check_range("job_timeout_ms", p->job_timeout_ms, 100, 600000) ||
+	    rbln_check_range("hw_queues", p->hw_queues, 1, 64) ||
+	    rbln_check_range("max_queues", p->max_queues, 1, RBLN_MAX_QUEUES) ||
+	    rbln_check_range("max_jobs", p->max_jobs, 1, RBLN_MAX_JOBS))
 		return -EINVAL;
-	}
-	if (p->engines < 1 || p->engines > RBLN_MAX_ENGINES) {
-		pr_err("rbln: engines must be 1-%d\n", RBLN_MAX_ENGINES);
-		return -EINVAL;
-	}
-	if (p->job_timeout_ms < 100 || p->job_timeout_ms > 600000) {
-		pr_err("rbln: job_timeout_ms must be 100-600000\n");
-		return -EINVAL;
-	}
-	if (p->hw_queues < 1 || p->hw_queues > 64) {
-		pr_err("rbln: hw_queues must be 1-64\n");
-		return -EINVAL;
-	}
 	if (p->numa_node != NUMA_NO_NODE &&
 	    (p->numa_node < 0 || p->numa_node >= MAX_NUMNODES ||
 	     !node_online(p->numa_node))) {
@@ -291,6 +305,9 @@ static int __init rbln_init(void)
 	ret = rbln_check_params();
 	if (ret)
 		return ret;
+	ret = rbln_budget_init();
+	if (ret)
+		return ret;
 
 	ret = rbln_job_cache_init();
 	if (ret)
@@ -319,9 +336,9 @@ static int __init rbln_init(void)
 		}
 	}
 
-	pr_info("rbln: %u NPUs, %llu MiB each, %u engines each\n",
+	pr_info("rbln: %u NPUs, %llu MiB each, %u engines each; host budget %llu MiB\n",
 		rbln_params.num_devices, rbln_params.mem_size >> 20,
-		rbln_params.engines);
+		rbln_params.engines, rbln_budget_total() >> 20);
 	return 0;
 
 err:
@@ -339,6 +356,9 @@ static void __exit rbln_exit(void)
 	if (rbln_gem_live())
 		pr_err("rbln: leak: %d buffer objects alive at unload\n",
 		       rbln_gem_live());
+	if (rbln_budget_used())
+		pr_err("rbln: leak: %llu bytes of the host budget charged at unload\n",
+		       rbln_budget_used());
 	rbln_job_cache_fini();
 }
 

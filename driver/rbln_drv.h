@@ -17,6 +17,7 @@
 
 struct drm_device;
 struct drm_file;
+struct rbln_client;
 struct rbln_device;
 
 #define RBLN_DRIVER_NAME	"rbln"
@@ -27,7 +28,8 @@ struct rbln_device;
 #define RBLN_MAX_DEVICES	64
 #define RBLN_MAX_MEM_SIZE	(64ULL << 40)
 #define RBLN_MAX_ENGINES	16
-#define RBLN_MAX_QUEUES		64
+#define RBLN_MAX_QUEUES		1024
+#define RBLN_MAX_JOBS		65536
 #define RBLN_MAX_SUBMIT_BOS	256
 #define RBLN_MAX_SUBMIT_SYNCS	64
 #define RBLN_MAX_CMD_SIZE	RBLN_MODEL_MAX_STREAM_SIZE
@@ -35,11 +37,14 @@ struct rbln_device;
 /**
  * struct rbln_params - module parameters, checked at load
  * @num_devices: devices to model
- * @mem_size: device memory of each device in bytes
+ * @mem_size: device memory of each device in bytes; 0 at load means
+ *	"derive it from the host" (rbln_budget_init() sets the value used)
  * @numa_node: node of every device, or -1 to spread over online nodes
  * @engines: engine kthreads per device
  * @job_timeout_ms: a job that makes no progress this long is reset
  * @hw_queues: jobs one device executes at the same time
+ * @max_queues: queues one open file may have on its device
+ * @max_jobs: jobs one open file may have in flight (submitted, not ended)
  */
 struct rbln_params {
 	unsigned int num_devices;
@@ -48,6 +53,8 @@ struct rbln_params {
 	unsigned int engines;
 	unsigned int job_timeout_ms;
 	unsigned int hw_queues;
+	unsigned int max_queues;
+	unsigned int max_jobs;
 };
 
 extern struct rbln_params rbln_params;
@@ -60,6 +67,8 @@ extern struct rbln_params rbln_params;
  * @queues: queue id -> &struct rbln_queue
  * @next_queue_id: cursor of cyclic queue id allocation
  * @nqueues: live entries of @queues
+ * @client: usage and jobs in flight of the file; outlives it while jobs
+ *	of its queues do
  */
 struct rbln_file {
 	struct rbln_device *rdev;
@@ -68,6 +77,7 @@ struct rbln_file {
 	struct xarray queues;
 	u32 next_queue_id;
 	unsigned int nqueues;
+	struct rbln_client *client;
 };
 
 int rbln_ioctl_query(struct drm_device *dev, void *data, struct drm_file *file);

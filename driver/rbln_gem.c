@@ -4,10 +4,22 @@
  * to the device's capacity) or host memory (not charged), their ioctls, and
  * the kernel mappings the engines execute with.
  *
+ * Both kinds are host RAM: each is charged to the host budget
+ * (rbln_budget.c), and its pages to the memory cgroup of the process that
+ * created it. shmem charges a page to the memory cgroup of whoever makes it
+ * present; the driver populates pages in mmap(), vmap (submission) and
+ * pin (PRIME), possibly on behalf of another process, so those run with
+ * the creator's cgroup active (set_active_memcg()). The mapping's gfp mask
+ * deliberately gets no __GFP_ACCOUNT: the page allocator would charge each
+ * page as kernel memory on top of shmem's page-cache charge, and that
+ * second charge is never given back.
+ *
  * Copyright (C) 2026 The RBLN NPU model authors
  */
 
 #include <linux/dma-resv.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
@@ -15,6 +27,7 @@
 #include <drm/drm_vma_manager.h>
 
 #include "rbln_accel.h"
+#include "rbln_budget.h"
 #include "rbln_device.h"
 #include "rbln_drv.h"
 #include "rbln_gem.h"
@@ -45,19 +58,62 @@ static void rbln_gem_free(struct drm_gem_object *obj)
 	}
 	if (bo->charged)
 		rbln_device_uncharge(rdev, bo->charged);
+	rbln_budget_uncharge(bo->budgeted);
+	mem_cgroup_put(bo->memcg);
 	drm_gem_shmem_free(&bo->base);
 	atomic_dec(&rbln_gem_live_count);
+}
+
+/*
+ * Each of these may allocate the object's pages: they are charged to the
+ * creator's memory cgroup, not to whoever happens to make them present.
+ */
+static int rbln_gem_pin(struct drm_gem_object *obj)
+{
+	struct mem_cgroup *old = set_active_memcg(to_rbln_bo(obj)->memcg);
+	int ret = drm_gem_shmem_object_pin(obj);
+
+	set_active_memcg(old);
+	return ret;
+}
+
+static int rbln_gem_vmap(struct drm_gem_object *obj, struct iosys_map *map)
+{
+	struct mem_cgroup *old = set_active_memcg(to_rbln_bo(obj)->memcg);
+	int ret = drm_gem_shmem_object_vmap(obj, map);
+
+	set_active_memcg(old);
+	return ret;
+}
+
+static int rbln_gem_mmap(struct drm_gem_object *obj,
+			 struct vm_area_struct *vma)
+{
+	struct mem_cgroup *old = set_active_memcg(to_rbln_bo(obj)->memcg);
+	int ret = drm_gem_shmem_object_mmap(obj, vma);
+
+	set_active_memcg(old);
+	return ret;
+}
+
+/* For fdinfo's drm-resident-memory: pages are present once populated. */
+static enum drm_gem_object_status rbln_gem_status(struct drm_gem_object *obj)
+{
+	if (obj->import_attach || READ_ONCE(to_rbln_bo(obj)->base.pages))
+		return DRM_GEM_OBJECT_RESIDENT;
+	return 0;
 }
 
 static const struct drm_gem_object_funcs rbln_gem_funcs = {
 	.free = rbln_gem_free,
 	.print_info = drm_gem_shmem_object_print_info,
-	.pin = drm_gem_shmem_object_pin,
+	.pin = rbln_gem_pin,
 	.unpin = drm_gem_shmem_object_unpin,
 	.get_sg_table = drm_gem_shmem_object_get_sg_table,
-	.vmap = drm_gem_shmem_object_vmap,
+	.vmap = rbln_gem_vmap,
 	.vunmap = drm_gem_shmem_object_vunmap,
-	.mmap = drm_gem_shmem_object_mmap,
+	.mmap = rbln_gem_mmap,
+	.status = rbln_gem_status,
 	.vm_ops = &drm_gem_shmem_vm_ops,
 };
 
@@ -132,9 +188,11 @@ void *rbln_gem_kmap(struct drm_gem_object *obj)
 		return ERR_PTR(ret);
 
 	if (iosys_map_is_null(&bo->kmap)) {
+		struct mem_cgroup *old = set_active_memcg(bo->memcg);
 		struct iosys_map map;
 
 		ret = drm_gem_shmem_vmap(&bo->base, &map);
+		set_active_memcg(old);
 		if (!ret && map.is_iomem) {
 			drm_gem_shmem_vunmap(&bo->base, &map);
 			ret = -EOPNOTSUPP;
@@ -172,21 +230,29 @@ int rbln_ioctl_bo_create(struct drm_device *dev, void *data,
 
 	size = PAGE_ALIGN(args->size);
 	charge = (args->flags & DRM_RBLN_BO_HOST) ? 0 : size;
+	ret = rbln_budget_charge(size);
+	if (ret)
+		return ret;
 	if (charge) {
 		ret = rbln_device_charge(rdev, charge);
-		if (ret)
+		if (ret) {
+			rbln_budget_uncharge(size);
 			return ret;
+		}
 	}
 
 	shmem = drm_gem_shmem_create(dev, size);
 	if (IS_ERR(shmem)) {
 		if (charge)
 			rbln_device_uncharge(rdev, charge);
+		rbln_budget_uncharge(size);
 		return PTR_ERR(shmem);
 	}
 	bo = to_rbln_bo(&shmem->base);
 	bo->flags = args->flags;
 	bo->charged = charge;
+	bo->budgeted = size;
+	bo->memcg = get_mem_cgroup_from_mm(current->mm);
 
 	ret = drm_gem_handle_create(file, &shmem->base, &args->handle);
 	/* The handle holds the object now, or it is freed (and uncharged). */

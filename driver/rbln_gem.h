@@ -8,6 +8,7 @@
 #define RBLN_GEM_H
 
 #include <linux/iosys-map.h>
+#include <linux/memcontrol.h>
 #include <drm/drm_gem_shmem_helper.h>
 
 /**
@@ -16,6 +17,9 @@
  * @flags: DRM_RBLN_BO_* creation flags (0 for imports)
  * @charged: bytes charged to the device capacity (0 for host buffers and
  *	imports)
+ * @budgeted: bytes charged to the host budget (0 for imports)
+ * @memcg: memory cgroup of the creator, which pays for the pages whoever
+ *	makes them present (NULL for imports: the exporter's pages)
  * @kmap: kernel mapping used by the engines and by submission, made on
  *	first use and kept until the object is freed; protected by the
  *	object's reservation lock
@@ -24,6 +28,8 @@ struct rbln_bo {
 	struct drm_gem_shmem_object base;
 	u32 flags;
 	u64 charged;
+	u64 budgeted;
+	struct mem_cgroup *memcg;
 	struct iosys_map kmap;
 };
 

@@ -26,6 +26,8 @@
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
 
+#include "rbln_budget.h"
+#include "rbln_client.h"
 #include "rbln_compat.h"
 #include "rbln_device.h"
 #include "rbln_drv.h"
@@ -85,7 +87,8 @@ static struct kmem_cache *rbln_job_cache;
  */
 int rbln_job_cache_init(void)
 {
-	rbln_job_cache = KMEM_CACHE(rbln_job, 0);
+	/* Jobs are charged to the submitter's memory cgroup. */
+	rbln_job_cache = KMEM_CACHE(rbln_job, SLAB_ACCOUNT);
 	return rbln_job_cache ? 0 : -ENOMEM;
 }
 
@@ -121,11 +124,11 @@ struct rbln_job *rbln_job_alloc(struct rbln_device *rdev, u32 bo_count,
 	init_completion(&job->exec_done);
 	atomic_inc(&rdev->live_jobs);
 
-	job->objs = kvcalloc(bo_count, sizeof(*job->objs), GFP_KERNEL);
-	job->mbos = kvcalloc(bo_count, sizeof(*job->mbos), GFP_KERNEL);
+	job->objs = kvcalloc(bo_count, sizeof(*job->objs), GFP_KERNEL_ACCOUNT);
+	job->mbos = kvcalloc(bo_count, sizeof(*job->mbos), GFP_KERNEL_ACCOUNT);
 	job->in_fences = kcalloc(in_count, sizeof(*job->in_fences),
-				 GFP_KERNEL);
-	job->hw = kzalloc(sizeof(*job->hw), GFP_KERNEL);
+				 GFP_KERNEL_ACCOUNT);
+	job->hw = kzalloc(sizeof(*job->hw), GFP_KERNEL_ACCOUNT);
 	if ((bo_count && (!job->objs || !job->mbos)) ||
 	    (in_count && !job->in_fences) || !job->hw) {
 		rbln_job_put(job);
@@ -151,6 +154,37 @@ static void rbln_job_release_buffers(struct rbln_job *job)
 	job->in_count = 0;
 	kvfree(job->cmd);
 	job->cmd = NULL;
+	rbln_budget_uncharge(job->cmd_charged);
+	job->cmd_charged = 0;
+}
+
+/**
+ * rbln_job_begin_flight() - count the job in its client's jobs in flight
+ * @job: a new job of a queue
+ *
+ * It stays counted until it ends (or is freed without running).
+ *
+ * Return: 0, or -EBUSY when the client is at its max_jobs limit.
+ */
+int rbln_job_begin_flight(struct rbln_job *job)
+{
+	int ret = rbln_client_job_begin(job->queue->client);
+
+	job->in_flight = !ret;
+	return ret;
+}
+
+/*
+ * The job ended: the client may submit another one. Called before the
+ * job's fence signals, so a client that waited for it never sees -EBUSY
+ * on account of it.
+ */
+static void rbln_job_end_flight(struct rbln_job *job)
+{
+	if (job->in_flight) {
+		job->in_flight = false;
+		rbln_client_job_end(job->queue->client);
+	}
 }
 
 static void rbln_job_release(struct kref *kref)
@@ -159,6 +193,8 @@ static void rbln_job_release(struct kref *kref)
 	struct rbln_device *rdev = job->rdev;
 
 	rbln_job_release_buffers(job);
+	if (job->queue)
+		rbln_job_end_flight(job);
 	if (job->done)
 		dma_fence_put(job->done);
 	else
@@ -191,9 +227,12 @@ static void rbln_job_finish(struct rbln_job *job, int status)
 	list_del_init(&job->link);
 	if (!--rdev->nrunning)
 		rdev->busy_ns += now - rdev->busy_since;
+	if (job->started && now > job->start_ns)
+		job->queue->client->busy_ns += now - job->start_ns;
 	spin_unlock(&rdev->run_lock);
 
 	rbln_job_release_buffers(job);
+	rbln_job_end_flight(job);
 	atomic64_inc(&job->queue->completed);
 	if (status) {
 		atomic64_inc(&job->queue->failed);
@@ -214,6 +253,7 @@ static void rbln_job_work(struct work_struct *work)
 	job->started = true;
 	job->wd_progress = atomic_read(&job->progress);
 	job->wd_stamp = ktime_get_ns();
+	job->start_ns = job->wd_stamp;
 	spin_unlock(&rdev->run_lock);
 
 	status = READ_ONCE(job->cancel);
@@ -291,6 +331,7 @@ static struct dma_fence *rbln_job_run(struct drm_sched_job *sched_job)
 
 	if (err) {
 		rbln_job_release_buffers(job);
+		rbln_job_end_flight(job);
 		atomic64_inc(&job->queue->completed);
 		atomic64_inc(&job->queue->failed);
 		dma_fence_set_error(fence, err);

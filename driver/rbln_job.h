@@ -32,6 +32,7 @@ struct rbln_queue;
  * @job_id: per-queue sequence number
  * @cmd: the kernel copy of the stream that was validated
  * @cmd_size: its size in bytes
+ * @cmd_charged: bytes of @cmd charged to the host budget
  * @bo_count: entries of @objs and @mbos
  * @objs: the buffers (referenced)
  * @mbos: the buffer list as the model sees it (kernel mappings)
@@ -44,7 +45,9 @@ struct rbln_queue;
  * @exec_done: completed when the engine let go of the job
  * @fault: &enum rbln_fault injected into this job
  * @cancel: 0, or the errno the job must stop with (reset, unplug)
- * @started: execution began (watchdog fields valid)
+ * @started: execution began (watchdog fields and @start_ns valid)
+ * @start_ns: when execution began, for the client's busy time
+ * @in_flight: counted in the client's jobs in flight until it ends
  * @progress: counts the model's calls into the environment
  * @wd_progress: @progress when the watchdog last saw it change
  * @wd_stamp: when that was (ns)
@@ -59,6 +62,7 @@ struct rbln_job {
 
 	void *cmd;
 	u64 cmd_size;
+	u64 cmd_charged;
 	u32 bo_count;
 	struct drm_gem_object **objs;
 	struct rbln_model_bo *mbos;
@@ -73,6 +77,8 @@ struct rbln_job {
 	int fault;
 	int cancel;
 	bool started;
+	u64 start_ns;
+	bool in_flight;
 	atomic_t progress;
 	int wd_progress;
 	u64 wd_stamp;
@@ -87,6 +93,7 @@ static inline struct rbln_job *to_rbln_job(struct drm_sched_job *sched_job)
 struct rbln_job *rbln_job_alloc(struct rbln_device *rdev, u32 bo_count,
 				u32 in_count);
 void rbln_job_put(struct rbln_job *job);
+int rbln_job_begin_flight(struct rbln_job *job);
 int rbln_job_cache_init(void);
 void rbln_job_cache_fini(void);
 int rbln_sched_init(struct rbln_device *rdev);

@@ -26,7 +26,7 @@ static void rbln_fill_device_info(struct rbln_device *rdev,
 	info->num_engines = rdev->engines.count;
 	info->numa_node = rdev->numa_node;
 	info->isa_version = RBLN_ISA_VERSION;
-	info->max_queues = RBLN_MAX_QUEUES;
+	info->max_queues = rbln_params.max_queues;
 	info->capabilities = DRM_RBLN_CAP_SEMAPHORES |
 			     DRM_RBLN_CAP_PEER_BUFFERS |
 			     DRM_RBLN_CAP_TIMELINE_SYNCOBJ |

@@ -14,6 +14,7 @@
 #include <drm/drm_file.h>
 
 #include "rbln_accel.h"
+#include "rbln_client.h"
 #include "rbln_device.h"
 #include "rbln_drv.h"
 #include "rbln_queue.h"
@@ -30,6 +31,7 @@ static void rbln_queue_release_work(struct work_struct *work)
 	for (i = 0; i < RBLN_QUEUE_HISTORY; i++)
 		dma_fence_put(queue->history[i]);
 	dma_fence_put(queue->last_hw);
+	rbln_client_put(queue->client);
 	xa_destroy(&queue->errors);
 	mutex_destroy(&queue->lock);
 	kvfree(queue);
@@ -107,7 +109,8 @@ static int rbln_sched_priority(u32 priority, enum drm_sched_priority *prio)
  * @data: &struct drm_rbln_queue_create
  * @file: the caller's file
  *
- * Return: 0, -EINVAL, -ENOSPC past RBLN_MAX_QUEUES, or -ENOMEM.
+ * Return: 0, -EINVAL, -ENOSPC when the file has rbln_params.max_queues
+ * queues already, or -ENOMEM.
  */
 int rbln_ioctl_queue_create(struct drm_device *dev, void *data,
 			    struct drm_file *file)
@@ -127,7 +130,7 @@ int rbln_ioctl_queue_create(struct drm_device *dev, void *data,
 	if (ret)
 		return ret;
 
-	queue = kvzalloc(sizeof(*queue), GFP_KERNEL);
+	queue = kvzalloc(sizeof(*queue), GFP_KERNEL_ACCOUNT);
 	if (!queue)
 		return -ENOMEM;
 
@@ -135,6 +138,8 @@ int rbln_ioctl_queue_create(struct drm_device *dev, void *data,
 	queue->rdev = rdev;
 	queue->priority = args->priority;
 	queue->client_id = file->client_id;
+	queue->client = rfile->client;
+	rbln_client_get(queue->client);
 	queue->fence_context = dma_fence_context_alloc(1);
 	mutex_init(&queue->lock);
 	spin_lock_init(&queue->fence_lock);
@@ -148,7 +153,7 @@ int rbln_ioctl_queue_create(struct drm_device *dev, void *data,
 	atomic_inc(&rdev->live_queues);
 
 	mutex_lock(&rfile->lock);
-	if (rfile->nqueues >= RBLN_MAX_QUEUES) {
+	if (rfile->nqueues >= rbln_params.max_queues) {
 		ret = -ENOSPC;
 	} else {
 		ret = xa_alloc_cyclic(&rfile->queues, &id, queue,
@@ -170,6 +175,7 @@ int rbln_ioctl_queue_create(struct drm_device *dev, void *data,
 	return 0;
 
 err_free:
+	rbln_client_put(queue->client);
 	mutex_destroy(&queue->lock);
 	kvfree(queue);
 	return ret;

@@ -16,6 +16,7 @@
 #include <drm/gpu_scheduler.h>
 
 struct dma_fence;
+struct rbln_client;
 struct rbln_device;
 struct rbln_file;
 
@@ -31,6 +32,7 @@ struct rbln_file;
  * @id: queue id within the file
  * @priority: &enum drm_rbln_priority
  * @client_id: DRM client id of the file that created it
+ * @client: accounting of that file (referenced); its jobs count there
  * @entity: the scheduler entity
  * @fence_context: fence context of the queue's hardware fences
  * @lock: serialises submission (job ids, entity pushes)
@@ -51,6 +53,7 @@ struct rbln_queue {
 	u32 id;
 	u32 priority;
 	u64 client_id;
+	struct rbln_client *client;
 	struct drm_sched_entity entity;
 	u64 fence_context;
 	struct mutex lock; /* see above */

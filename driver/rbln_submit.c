@@ -25,6 +25,7 @@
 #include <drm/drm_syncobj.h>
 
 #include "rbln_accel.h"
+#include "rbln_budget.h"
 #include "rbln_compat.h"
 #include "rbln_device.h"
 #include "rbln_drv.h"
@@ -104,7 +105,7 @@ static int rbln_submit_copy_cmd(struct rbln_job *job, struct drm_file *file,
 {
 	struct drm_gem_object *obj;
 	void *vaddr;
-	u64 end;
+	u64 end, size;
 	int ret = 0;
 
 	obj = drm_gem_object_lookup(file, args->cmd_handle);
@@ -130,9 +131,17 @@ static int rbln_submit_copy_cmd(struct rbln_job *job, struct drm_file *file,
 		goto out;
 	}
 
-	/* Streams of any size, even 0, go to the model for its verdict. */
-	job->cmd = kvmalloc(max_t(u64, args->cmd_size, RBLN_ISA_ALIGN),
-			    GFP_KERNEL_ACCOUNT);
+	/*
+	 * Streams of any size, even 0, go to the model for its verdict. The
+	 * copy is host memory held until the job ends: it counts against
+	 * the host budget like a buffer.
+	 */
+	size = max_t(u64, args->cmd_size, RBLN_ISA_ALIGN);
+	ret = rbln_budget_charge(size);
+	if (ret)
+		goto out;
+	job->cmd_charged = size;
+	job->cmd = kvmalloc(size, GFP_KERNEL_ACCOUNT);
 	if (!job->cmd) {
 		ret = -ENOMEM;
 		goto out;
@@ -274,8 +283,10 @@ out_unlock:
  *
  * Return: 0; -EINVAL for bad fields, limits or a stream that does not
  * validate (with @diag filled); -ENOENT for unknown queue, buffer or
- * syncobj handles; -EFAULT for bad user pointers; -ENOMEM; -ENODEV after
- * unplug; -ERESTARTSYS when interrupted.
+ * syncobj handles; -EFAULT for bad user pointers; -EBUSY when the file has
+ * rbln_params.max_jobs jobs in flight; -ENOMEM, also when the stream's
+ * copy does not fit the host budget; -ENODEV after unplug; -ERESTARTSYS
+ * when interrupted.
  */
 int rbln_ioctl_submit(struct drm_device *dev, void *data,
 		      struct drm_file *file)
@@ -322,6 +333,10 @@ int rbln_ioctl_submit(struct drm_device *dev, void *data,
 		goto out_exit;
 	}
 	job->queue = queue;
+
+	ret = rbln_job_begin_flight(job);
+	if (ret)
+		goto out_put;
 
 	ret = rbln_submit_bos(job, file, args);
 	if (ret)

@@ -427,8 +427,11 @@ static int k_buffer_alloc(npu_buffer *buf, uint64_t size, uint32_t flags)
 
 	err = kioctl(kd->fd, DRM_IOCTL_RBLN_BO_CREATE, &args);
 	if (err == -ENOMEM)
-		return npu_fail(err, "buffer of %llu bytes: device memory exhausted",
-				(unsigned long long)size);
+		return npu_fail(err, "buffer of %llu bytes: %s exhausted",
+				(unsigned long long)size,
+				(flags & NPU_BUFFER_HOST) ?
+				"rbln.ko's host memory budget (half of RAM)" :
+				"device memory or rbln.ko's host memory budget");
 	if (err)
 		return npu_fail(err, "DRM_IOCTL_RBLN_BO_CREATE of %llu bytes: %s",
 				(unsigned long long)size, strerror(-err));
@@ -560,6 +563,10 @@ static int k_queue_create(npu_queue *q)
 	struct drm_rbln_queue_create args = { .priority = (uint32_t)q->prio };
 	int err = kioctl(kdev(q->dev)->fd, DRM_IOCTL_RBLN_QUEUE_CREATE, &args);
 
+	if (err == -ENOSPC)
+		return npu_fail(err, "DRM_IOCTL_RBLN_QUEUE_CREATE: this process has "
+				"the most queues rbln.ko allows on the device "
+				"(module parameter max_queues)");
 	if (err)
 		return npu_fail(err, "DRM_IOCTL_RBLN_QUEUE_CREATE: %s",
 				strerror(-err));
@@ -660,6 +667,18 @@ static int k_submit(npu_queue *q, const struct npu_submit_info *info,
 				      rbln_model_opcode_name(diag.opcode),
 				      diag.operand,
 				      rbln_model_error_str(diag.reason));
+		goto out;
+	}
+	if (err == -EBUSY) {
+		err = npu_fail(err, "DRM_IOCTL_RBLN_SUBMIT: this process has the most "
+			       "jobs in flight rbln.ko allows on the device (module "
+			       "parameter max_jobs); wait for one to end and retry");
+		goto out;
+	}
+	if (err == -ENOMEM) {
+		err = npu_fail(err, "DRM_IOCTL_RBLN_SUBMIT: no memory for the job "
+			       "(rbln.ko's host memory budget or this process's "
+			       "memory cgroup)");
 		goto out;
 	}
 	if (err) {

@@ -139,7 +139,8 @@ struct drm_rbln_query {
 /**
  * DRM_RBLN_BO_HOST - buffer in host memory, visible to the device
  *
- * Not counted against the device memory capacity; meant for staging and for
+ * Not counted against the device memory capacity (but, like every buffer,
+ * against the driver's host memory budget); meant for staging and for
  * command streams.
  */
 #define DRM_RBLN_BO_HOST		(1U << 0)
@@ -155,7 +156,10 @@ struct drm_rbln_query {
  * struct drm_rbln_bo_create - create a buffer object
  *
  * Device buffers are charged to the device's memory capacity; creation past
- * the capacity fails with -ENOMEM. Contents start zeroed.
+ * the capacity fails with -ENOMEM. Every buffer is also charged to the
+ * driver's host memory budget (half of RAM, shared by all devices and
+ * clients): creation past it fails with -ENOMEM as well. Contents start
+ * zeroed.
  */
 struct drm_rbln_bo_create {
 	/** @size: in: size in bytes, 1 to max_bo_size; rounded up to pages. */
@@ -208,7 +212,9 @@ enum drm_rbln_priority {
  * struct drm_rbln_queue_create - create a command queue
  *
  * Jobs of one queue execute in submission order; jobs of different queues
- * are independent unless linked through syncobjs or semaphores.
+ * are independent unless linked through syncobjs or semaphores. A file has
+ * at most &drm_rbln_device_info.max_queues queues; creating one more fails
+ * with -ENOSPC.
  */
 struct drm_rbln_queue_create {
 	/** @priority: in: an &enum drm_rbln_priority value. */
@@ -295,6 +301,10 @@ struct drm_rbln_submit_diag {
  * only then queues it, so a stream is either rejected whole or executed.
  * The job starts when every in-sync has signalled and every earlier job of
  * the queue has finished.
+ *
+ * A file has at most max_jobs (a module parameter) jobs in flight, i.e.
+ * submitted and not yet ended, over all its queues: a submission past it
+ * fails at once with -EBUSY and succeeds again once one of them ends.
  */
 struct drm_rbln_submit {
 	/** @queue_id: queue to run on. */

@@ -7,7 +7,7 @@
 #
 # Every check prints one line "VM-PASS: name" or "VM-FAIL: name"; run.sh
 # counts them. Environment: TOP (the source tree), BUILD_DIR (the Meson
-# build), VM_CYCLES, VM_STRESS_SECONDS.
+# build), VM_CYCLES, VM_STRESS_SECONDS, VM_FUZZ_SECONDS (guest-limits.sh).
 set -u
 
 TOP=${TOP:?}
@@ -244,17 +244,13 @@ t_smi_memory() {
 # A submitting process killed with SIGKILL: its jobs end or are dropped,
 # memory comes back, the devices are idle.
 t_kill() {
-	local pid i
+	local pid
 	"$BUILD_DIR/tests/vm/rbln-vm-stress" -s 60 -t 2 >/dev/null 2>&1 &
 	pid=$!
 	sleep 4
 	kill -9 $pid
 	wait $pid 2>/dev/null
-	for i in $(seq 100); do
-		all_idle >/dev/null && return 0
-		sleep 0.2
-	done
-	all_idle
+	wait_idle 100
 }
 
 t_rmmod_busy() {
@@ -272,6 +268,15 @@ all_idle() { # every device READY with no memory in use
 		[ "$(<"$d/mem_used")" = 0 ] || { echo "$d mem_used $(<"$d/mem_used")"; return 1; }
 		[ "$(<"$d/status")" = READY ] || { echo "$d $(<"$d/status")"; return 1; }
 	done
+}
+
+wait_idle() { # polls of 0.2 s before all_idle must hold
+	local i
+	for i in $(seq "$1"); do
+		all_idle >/dev/null && return 0
+		sleep 0.2
+	done
+	all_idle
 }
 
 t_cycles() {
@@ -332,9 +337,13 @@ main() {
 	check "8 devices again after unplug and bind" t_nodes
 	check "rmmod refuses while a file is open" t_rmmod_busy
 	check "rmmod rbln" unload
+	limits_main
 	check "$VM_CYCLES cycles of load, use, unload" t_cycles
 	sed 's/^/VM-INFO: /' /tmp/cycles.times 2>/dev/null
 }
+
+# What one client may take, and the random-ioctl fuzz (issue 12).
+. "$TOP/tests/vm/guest-limits.sh"
 
 main
 # Reaching this line is what the host checks (VM-DONE 0).

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -158,6 +160,60 @@ static inline int vt_wait_job(int fd, uint32_t queue, uint64_t job,
 
 	if (status)
 		*status = w.status;
+	return ret;
+}
+
+/* CPU mapping of a whole buffer object, or MAP_FAILED. */
+static inline void *vt_bo_map(int fd, uint32_t handle, uint64_t size)
+{
+	struct drm_rbln_bo_mmap_offset mo = { .handle = handle };
+
+	if (vt_ioctl(fd, DRM_IOCTL_RBLN_BO_MMAP_OFFSET, &mo))
+		return MAP_FAILED;
+	return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    (off_t)mo.offset);
+}
+
+/*
+ * A key of the DRM client usage stats in /proc/self/fdinfo/<fd>: 0 with
+ * its value (sizes with a KiB or MiB unit converted to bytes, "ns" and
+ * plain numbers as they are, drm-driver's string in @str if given), or
+ * -ENOENT when the key is missing.
+ */
+static inline int vt_fdinfo(int fd, const char *key, uint64_t *value,
+			    char *str, size_t str_size)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char unit[16] = "", *v;
+
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		v = line + klen + 1;
+		v += strspn(v, " \t");
+		v[strcspn(v, "\n")] = 0;
+		if (str)
+			snprintf(str, str_size, "%s", v);
+		if (value) {
+			*value = 0;
+			sscanf(v, "%" SCNu64 " %15s", value, unit);
+			if (!strcmp(unit, "KiB"))
+				*value <<= 10;
+			else if (!strcmp(unit, "MiB"))
+				*value <<= 20;
+		}
+		ret = 0;
+		break;
+	}
+	fclose(f);
 	return ret;
 }
 
