@@ -50,6 +50,7 @@ struct npu {
 	unsigned long resets;
 	uint64_t busy_ns;
 	char isa[16];
+	char cpu_variant[16];	/* the compute kernels' CPU variant */
 };
 
 struct context {
@@ -158,6 +159,8 @@ static void enumerate(void)
 		n->resets = (unsigned long)attr_u64(p, "resets");
 		n->busy_ns = attr_u64(p, "busy_time");
 		snprintf(n->isa, sizeof(n->isa), "%s", attr(p, "isa_version"));
+		snprintf(n->cpu_variant, sizeof(n->cpu_variant), "%s",
+			 attr(p, "cpu_variant"));
 		udev_device_unref(d);
 	}
 	udev_enumerate_unref(en);
@@ -329,8 +332,11 @@ static void print_table(void)
 
 	char title[128];
 
-	snprintf(title, sizeof(title), "Device Information (rbln-smi %s, KMD ver: %s)",
-		 RBLN_SMI_VERSION, kmd_version());
+	/* The variant is global to the driver: one for all devices. */
+	snprintf(title, sizeof(title),
+		 "Device Information (rbln-smi %s, KMD ver: %s, CPU variant: %s)",
+		 RBLN_SMI_VERSION, kmd_version(),
+		 nnpus ? npus[0].cpu_variant : "-");
 	puts(rule);
 	printf("| %-101s |\n", title);
 	puts(rule);
@@ -417,6 +423,8 @@ static void print_json(void)
 		       (unsigned long long)n->mem_used, (unsigned long long)n->mem_total,
 		       n->util, n->numa_node, n->resets, (unsigned long long)n->busy_ns);
 		json_string(n->isa);
+		printf(", \"cpu_variant\": ");
+		json_string(n->cpu_variant);
 		printf("}");
 	}
 	printf("%s],\n  \"contexts\": [", nnpus ? "\n  " : "");
