@@ -55,16 +55,18 @@ RBLN_K(panel_row)(const u8 *b, u32 dtype, RBLN_K_VF *v)
 #if RBLN_K_W == RBLN_ISA_PACK_COLS
 		/*
 		 * One vector for the whole row: columns 0-7 from the low
-		 * halves of the eight words, 8-15 from the high halves.
+		 * halves of the eight words, 8-15 from the high halves,
+		 * joined in registers (two stores and a wider load would
+		 * stall store forwarding on every k).
 		 */
 		u32 w8 __attribute__((vector_size(32)));
 
 		memcpy(&w8, b, sizeof(w8));
-		w8 = w8 << 16;
-		memcpy(v, &w8, sizeof(w8));
-		memcpy(&w8, b, sizeof(w8));
-		w8 &= RBLN_K_BF16_HI;
-		memcpy((u8 *)v + sizeof(w8), &w8, sizeof(w8));
+		v[0] = (RBLN_K_VF)__builtin_shufflevector(w8 << 16,
+							  w8 & RBLN_K_BF16_HI,
+							  0, 1, 2, 3, 4, 5, 6, 7,
+							  8, 9, 10, 11, 12, 13,
+							  14, 15);
 #else
 		RBLN_K_VU raw;
 
