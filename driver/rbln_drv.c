@@ -90,8 +90,9 @@ MODULE_PARM_DESC(job_timeout_ms,
 
 /*
  * The CPU variant of the model's compute kernels: "auto" (the best this
- * CPU runs), "baseline" or "avx2". Global to the model, like the emulated
- * backend's RBLN_CPU_VARIANT; applies to commands that start afterwards.
+ * CPU runs), "baseline", "avx2" or "avx512". Global to the model, like the
+ * emulated backend's RBLN_CPU_VARIANT; applies to commands that start
+ * afterwards.
  */
 static int rbln_param_set_cpu(const char *val, const struct kernel_param *kp)
 {
@@ -114,7 +115,7 @@ static const struct kernel_param_ops rbln_param_cpu_ops = {
 
 module_param_cb(cpu_variant, &rbln_param_cpu_ops, NULL, 0644);
 MODULE_PARM_DESC(cpu_variant,
-		 "CPU variant of the compute kernels: auto, baseline or avx2 (default auto)");
+		 "CPU variant of the compute kernels: auto, baseline, avx2 or avx512 (default auto)");
 
 module_param_named(hw_queues, rbln_params.hw_queues, uint, 0444);
 MODULE_PARM_DESC(hw_queues,

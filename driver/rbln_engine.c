@@ -104,9 +104,14 @@ static int rbln_engine_thread(void *data)
 			cond_resched();
 			continue;
 		}
-		wait_event_interruptible(eng->wake,
-					 !list_empty_careful(&eng->work) ||
-					 kthread_should_stop());
+		/*
+		 * Exclusive: rbln_env_parallel() wakes as many engines as
+		 * its parts need, not all (kthread_stop() wakes this task
+		 * directly).
+		 */
+		wait_event_interruptible_exclusive(eng->wake,
+						   !list_empty_careful(&eng->work) ||
+						   kthread_should_stop());
 	}
 	return 0;
 }
@@ -231,7 +236,8 @@ static void rbln_env_parallel(void *priv,
 	spin_lock(&eng->lock);
 	list_add_tail(&par.link, &eng->work);
 	spin_unlock(&eng->lock);
-	wake_up_all(&eng->wake);
+	/* Only the engines the parts need: the caller runs parts too. */
+	wake_up_nr(&eng->wake, nparts - 1);
 
 	for (;;) {
 		bool claimed;

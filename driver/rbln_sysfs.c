@@ -25,6 +25,7 @@
 #include "rbln_device.h"
 #include "rbln_drv.h"
 #include "rbln_isa.h"
+#include "rbln_model.h"
 
 static struct rbln_device *rbln_dev(struct device *dev)
 {
@@ -118,6 +119,18 @@ static ssize_t name_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(name);
 
+/*
+ * The CPU variant of the compute kernels that the device's next commands
+ * run with: global to the model (module parameter cpu_variant), shown per
+ * device for tools that read only the device's directory.
+ */
+static ssize_t cpu_variant_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", rbln_model_cpu_name(rbln_model_cpu()));
+}
+static DEVICE_ATTR_RO(cpu_variant);
+
 static struct attribute *rbln_dev_attrs[] = {
 	&dev_attr_index.attr,
 	&dev_attr_status.attr,
@@ -131,6 +144,7 @@ static struct attribute *rbln_dev_attrs[] = {
 	&dev_attr_power_draw.attr,
 	&dev_attr_isa_version.attr,
 	&dev_attr_name.attr,
+	&dev_attr_cpu_variant.attr,
 	NULL
 };
 

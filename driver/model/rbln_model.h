@@ -182,18 +182,22 @@ const char *rbln_model_opcode_name(u32 opcode);
  *	multiply and add
  * @RBLN_MODEL_CPU_AVX2: AVX2 with fused multiply-add (x86-64 CPUs with
  *	AVX2 and FMA)
+ * @RBLN_MODEL_CPU_AVX512: MATMUL with AVX-512 fused multiply-adds, the
+ *	other kernels of the AVX2 variant (CPUs with AVX-512F, AVX2 and FMA)
  * @RBLN_MODEL_CPU_COUNT: number of values
  *
  * Each variant is deterministic: the same stream on the same data gives
  * the same bits, whatever the number of engines and in both homes. The
- * variants differ from each other where AVX2 fuses a multiply and an add
+ * variants differ from the baseline where they fuse a multiply and an add
  * (MATMUL, ATTENTION), within the tolerances of Documentation/isa-compute.md;
- * every other opcode gives the same bits in both.
+ * every other opcode gives the same bits in all. The avx512 variant gives
+ * the avx2 variant's bits (the same fused chain per output element).
  */
 enum rbln_model_cpu {
 	RBLN_MODEL_CPU_AUTO = 0,
 	RBLN_MODEL_CPU_BASELINE = 1,
 	RBLN_MODEL_CPU_AVX2 = 2,
+	RBLN_MODEL_CPU_AVX512 = 3,
 	RBLN_MODEL_CPU_COUNT,
 };
 
@@ -213,7 +217,7 @@ int rbln_model_set_cpu(u32 cpu);
 /**
  * rbln_model_cpu() - the CPU variant commands run with
  *
- * Return: RBLN_MODEL_CPU_BASELINE or RBLN_MODEL_CPU_AVX2 (never AUTO).
+ * Return: RBLN_MODEL_CPU_BASELINE, _AVX2 or _AVX512 (never AUTO).
  */
 u32 rbln_model_cpu(void);
 
@@ -221,13 +225,14 @@ u32 rbln_model_cpu(void);
  * rbln_model_cpu_name() - name of an &enum rbln_model_cpu value
  * @cpu: the value
  *
- * Return: "auto", "baseline" or "avx2"; NULL for other values.
+ * Return: "auto", "baseline", "avx2" or "avx512"; NULL for other values.
  */
 const char *rbln_model_cpu_name(u32 cpu);
 
 /**
  * rbln_model_cpu_parse() - the &enum rbln_model_cpu value of a name
- * @name: "auto", "baseline" or "avx2" (a trailing newline is ignored, as
+ * @name: "auto", "baseline", "avx2" or "avx512" (a trailing newline is
+ *	ignored, as
  *	sysfs writes have one)
  *
  * Return: the value, or -RBLN_EINVAL for another name.

@@ -16,6 +16,7 @@ static const char *const rbln_model_cpu_names[RBLN_MODEL_CPU_COUNT] = {
 	[RBLN_MODEL_CPU_AUTO] = "auto",
 	[RBLN_MODEL_CPU_BASELINE] = "baseline",
 	[RBLN_MODEL_CPU_AVX2] = "avx2",
+	[RBLN_MODEL_CPU_AVX512] = "avx512",
 };
 
 /* Whether this CPU (and OS) can run the AVX2 variant. */
@@ -28,6 +29,26 @@ static bool rbln_model_cpu_avx2_ok(void)
 #endif
 }
 
+/* Whether this CPU (and OS) can run the AVX-512 variant. */
+static bool rbln_model_cpu_avx512_ok(void)
+{
+#if defined(__x86_64__)
+	return rbln_model_cpu_avx2_ok() && rbln_os_cpu_has_avx512f();
+#else
+	return false;
+#endif
+}
+
+/* Whether this CPU can run variant @cpu (AUTO always). */
+static bool rbln_model_cpu_ok(u32 cpu)
+{
+	if (cpu == RBLN_MODEL_CPU_AVX2)
+		return rbln_model_cpu_avx2_ok();
+	if (cpu == RBLN_MODEL_CPU_AVX512)
+		return rbln_model_cpu_avx512_ok();
+	return true;
+}
+
 /**
  * rbln_model_set_cpu() - force a CPU variant (tests, module parameter)
  * @cpu: an &enum rbln_model_cpu value
@@ -38,7 +59,7 @@ int rbln_model_set_cpu(u32 cpu)
 {
 	if (cpu >= RBLN_MODEL_CPU_COUNT)
 		return -RBLN_EINVAL;
-	if (cpu == RBLN_MODEL_CPU_AVX2 && !rbln_model_cpu_avx2_ok())
+	if (!rbln_model_cpu_ok(cpu))
 		return -RBLN_EINVAL;
 	rbln_os_store_relaxed32(&rbln_model_cpu_forced, cpu);
 	return 0;
@@ -47,7 +68,8 @@ int rbln_model_set_cpu(u32 cpu)
 /**
  * rbln_model_cpu() - the CPU variant commands run with
  *
- * Return: RBLN_MODEL_CPU_BASELINE or RBLN_MODEL_CPU_AVX2.
+ * Return: RBLN_MODEL_CPU_BASELINE, _AVX2 or _AVX512: the forced one, or
+ * the widest this CPU runs.
  */
 u32 rbln_model_cpu(void)
 {
@@ -55,6 +77,8 @@ u32 rbln_model_cpu(void)
 
 	if (cpu != RBLN_MODEL_CPU_AUTO)
 		return cpu;
+	if (rbln_model_cpu_avx512_ok())
+		return RBLN_MODEL_CPU_AVX512;
 	return rbln_model_cpu_avx2_ok() ? RBLN_MODEL_CPU_AVX2 :
 					  RBLN_MODEL_CPU_BASELINE;
 }
@@ -101,7 +125,11 @@ int rbln_model_cpu_parse(const char *name)
 const struct rbln_model_kernels *rbln_model_kernels(void)
 {
 #if defined(__x86_64__)
-	if (rbln_model_cpu() == RBLN_MODEL_CPU_AVX2)
+	u32 cpu = rbln_model_cpu();
+
+	if (cpu == RBLN_MODEL_CPU_AVX512)
+		return &rbln_model_kernels_avx512;
+	if (cpu == RBLN_MODEL_CPU_AVX2)
 		return &rbln_model_kernels_avx2;
 #endif
 	return &rbln_model_kernels_baseline;

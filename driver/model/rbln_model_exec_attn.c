@@ -24,6 +24,12 @@
 #define RBLN_MODEL_ATTN_TOKENS	256U
 /* Query rows x heads x head_dim per bracket: about 2 MFLOP at 256 tokens. */
 #define RBLN_MODEL_ATTN_BUDGET	2048U
+/*
+ * Fewest multiply-adds (at most) worth waking another engine for: a piece
+ * of a short decode context is a few microseconds of work, less than a
+ * wake-up, so small commands run on few engines and long ones on all.
+ */
+#define RBLN_MODEL_ATTN_PART_FMA	0x40000ULL
 
 /**
  * rbln_model_attn_seq() - read and check sequence descriptor @s
@@ -191,6 +197,7 @@ int rbln_model_exec_attention(const struct rbln_isa_attention *c,
 	struct rbln_model_par par = {
 		.env = env, .ctx = &at, .fn = rbln_model_attn_piece,
 	};
+	u64 piece_fma;
 	int ret;
 
 	if (!at.out || !at.q || !at.k_cache || !at.v_cache || !at.seqs ||
@@ -201,7 +208,16 @@ int rbln_model_exec_attention(const struct rbln_isa_attention *c,
 	if (__builtin_mul_overflow(at.nseqs, (u64)at.kv_groups * at.parts,
 				   &par.pieces))
 		return -RBLN_EIO;
-	ret = rbln_model_par_run(&par, 1);
+	/*
+	 * A piece's work is at most its partition: the sequence's query rows
+	 * (on average) times the group's heads, keys and values over
+	 * partition_len.
+	 */
+	piece_fma = 2ULL * at.kv_per_piece * at.group * c->head_dim *
+		    c->partition_len * ((at.rows + at.nseqs - 1) /
+					(at.nseqs ? at.nseqs : 1));
+	ret = rbln_model_par_run(&par, piece_fma ?
+				 RBLN_MODEL_ATTN_PART_FMA / piece_fma : 1);
 	if (ret)
 		return ret;
 	par = (struct rbln_model_par){

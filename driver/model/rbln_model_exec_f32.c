@@ -38,14 +38,16 @@ struct rbln_model_add_job {
 /**
  * rbln_model_f32_add_select() - the ADD variant of the model's CPU variant
  *
- * Return: the AVX2 variant when the model runs its AVX2 kernels
+ * Return: the AVX2 variant when the model runs its AVX2 or AVX-512 kernels
  * (rbln_model_cpu()), else the generic one. Both give identical bits;
  * only speed differs.
  */
 rbln_model_f32_add_fn rbln_model_f32_add_select(void)
 {
 #if defined(__x86_64__)
-	if (rbln_model_cpu() == RBLN_MODEL_CPU_AVX2)
+	u32 cpu = rbln_model_cpu();
+
+	if (cpu == RBLN_MODEL_CPU_AVX2 || cpu == RBLN_MODEL_CPU_AVX512)
 		return rbln_model_f32_add_avx2;
 #endif
 	return rbln_model_f32_add_generic;

@@ -320,6 +320,10 @@ struct rbln_model_kernels {
 extern const struct rbln_model_kernels rbln_model_kernels_baseline;
 #if defined(__x86_64__)
 extern const struct rbln_model_kernels rbln_model_kernels_avx2;
+extern const struct rbln_model_kernels rbln_model_kernels_avx512;
+/* rbln_model_kern_avx512.c: the AVX-512 variant's MATMUL */
+void rbln_model_mm_avx512(const struct rbln_model_mm *mm, u64 m0, u64 m1,
+			  u32 p0, u32 p1, u32 k0, u32 k1);
 #endif
 
 /* rbln_model_cpu.c */

@@ -38,21 +38,35 @@ RBLN_K(madd)(RBLN_K_VF *acc, RBLN_K_VF x, RBLN_K_VF y)
 #include "rbln_model_kern_nn.h"
 #include "rbln_model_kern_attn.h"
 
+/* The AVX2 kernels other than MATMUL, which both tables below share. */
+#define RBLN_K_AVX2_NON_MM \
+	.embed = rbln_k_avx2_embed, \
+	.rms_sumsq = rbln_k_avx2_rms_sumsq, \
+	.rms_scale = rbln_k_avx2_rms_scale, \
+	.rms_inv = rbln_k_avx2_rms_inv, \
+	.rope = rbln_k_avx2_rope, \
+	.swiglu = rbln_k_avx2_swiglu, \
+	.kv_write = rbln_k_avx2_kv_write, \
+	.attn_part = rbln_k_avx2_attn_part, \
+	.attn_merge = rbln_k_avx2_attn_merge, \
+	.argmax = rbln_k_avx2_argmax, \
+	.topk = rbln_k_avx2_topk, \
+	.topk_sort = rbln_k_avx2_topk_sort
+
 const struct rbln_model_kernels rbln_model_kernels_avx2 = {
 	.name = "avx2",
 	.mm = rbln_k_avx2_mm,
-	.embed = rbln_k_avx2_embed,
-	.rms_sumsq = rbln_k_avx2_rms_sumsq,
-	.rms_scale = rbln_k_avx2_rms_scale,
-	.rms_inv = rbln_k_avx2_rms_inv,
-	.rope = rbln_k_avx2_rope,
-	.swiglu = rbln_k_avx2_swiglu,
-	.kv_write = rbln_k_avx2_kv_write,
-	.attn_part = rbln_k_avx2_attn_part,
-	.attn_merge = rbln_k_avx2_attn_merge,
-	.argmax = rbln_k_avx2_argmax,
-	.topk = rbln_k_avx2_topk,
-	.topk_sort = rbln_k_avx2_topk_sort,
+	RBLN_K_AVX2_NON_MM,
+};
+
+/*
+ * The AVX-512 variant: its own MATMUL (rbln_model_kern_avx512.c), the
+ * AVX2 kernels for the rest (bound by memory, not arithmetic).
+ */
+const struct rbln_model_kernels rbln_model_kernels_avx512 = {
+	.name = "avx512",
+	.mm = rbln_model_mm_avx512,
+	RBLN_K_AVX2_NON_MM,
 };
 
 #endif

@@ -10,7 +10,7 @@
  * FMA of the AVX2 variant is never used here).
  *
  * The including file defines:
- *   RBLN_K_W       float lanes per vector (4 or 8)
+ *   RBLN_K_W       float lanes per vector (4, 8; 16 for MATMUL only)
  *   RBLN_K_VF      vector of RBLN_K_W float
  *   RBLN_K_VU      vector of RBLN_K_W u32
  *   RBLN_K_VI      vector of RBLN_K_W s32
@@ -266,6 +266,7 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(hmax)(RBLN_K_VF v)
  * the two halves of a 256-bit vector. A fixed order, like rbln_k_hsum()'s
  * but not the same one.
  */
+#if RBLN_K_W <= 8
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
 RBLN_K(hsum4)(const RBLN_K_VF *v, float *out)
 {
@@ -296,6 +297,7 @@ RBLN_K(hsum4)(const RBLN_K_VF *v, float *out)
 
 	memcpy(out, &r, 4 * sizeof(float));
 }
+#endif /* 16-lane vectors: only MATMUL, which needs no hsum4 */
 
 /* ------------------------------------------------------ double scalars */
 

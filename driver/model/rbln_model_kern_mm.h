@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * rbln_model_kern_mm.h - MATMUL kernels, compiled once per CPU variant
- * (included by rbln_model_kern_avx2.c and rbln_model_kern_base.c, which
- * define the RBLN_K_* macros; see rbln_model_kern_math.h).
+ * (included by rbln_model_kern_avx512.c, rbln_model_kern_avx2.c and
+ * rbln_model_kern_base.c, which define the RBLN_K_* macros; see
+ * rbln_model_kern_math.h).
  *
  * Loops over rows and vectors of a tile carry "#pragma GCC unroll" (GCC
  * and clang): unrolled, the accumulators live in registers; as loops, in
@@ -44,7 +45,6 @@
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
 RBLN_K(panel_row)(const u8 *b, u32 dtype, RBLN_K_VF *v)
 {
-	RBLN_K_VU raw;
 	u32 h;
 
 	if (dtype == RBLN_DTYPE_F32) {
@@ -52,6 +52,24 @@ RBLN_K(panel_row)(const u8 *b, u32 dtype, RBLN_K_VF *v)
 		for (h = 0; h < RBLN_K_NV; h++)
 			memcpy(&v[h], b + h * sizeof(*v), sizeof(*v));
 	} else if (dtype == RBLN_DTYPE_BF16) {
+#if RBLN_K_W == RBLN_ISA_PACK_COLS
+		/*
+		 * One vector for the whole row: columns 0-7 from the low
+		 * halves of the eight words, 8-15 from the high halves,
+		 * joined in registers (two stores and a wider load would
+		 * stall store forwarding on every k).
+		 */
+		u32 w8 __attribute__((vector_size(32)));
+
+		memcpy(&w8, b, sizeof(w8));
+		v[0] = (RBLN_K_VF)__builtin_shufflevector(w8 << 16,
+							  w8 & RBLN_K_BF16_HI,
+							  0, 1, 2, 3, 4, 5, 6, 7,
+							  8, 9, 10, 11, 12, 13,
+							  14, 15);
+#else
+		RBLN_K_VU raw;
+
 		/* Word i holds columns i and i + 8 (rbln_isa.h). */
 #pragma GCC unroll 16
 		for (h = 0; h < RBLN_K_NV / 2; h++) {
@@ -59,6 +77,7 @@ RBLN_K(panel_row)(const u8 *b, u32 dtype, RBLN_K_VF *v)
 			v[h] = (RBLN_K_VF)(raw << 16);
 			v[h + RBLN_K_NV / 2] = (RBLN_K_VF)(raw & RBLN_K_BF16_HI);
 		}
+#endif
 	} else {
 #pragma GCC unroll 16
 		for (h = 0; h < RBLN_K_NV; h++)
@@ -74,7 +93,7 @@ RBLN_K(panel_row)(const u8 *b, u32 dtype, RBLN_K_VF *v)
  * @dtype: the panel's element type
  * @c: first output row at the panel's first column (16 valid columns)
  * @ldc: floats between output rows
- * @mr: rows, 1 to RBLN_K_MR; a constant where this is inlined
+ * @mr: rows, 1 to RBLN_K_MR (at most 12); a constant where this is inlined
  * @kc: k steps, at least 1
  * @zero: start from zero instead of from @c
  * @pf: bytes ahead to prefetch the panel, 0 for none
@@ -174,6 +193,26 @@ RBLN_K(tile_any)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
 		break;
 	case 6:
 		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 6, kc, zero, pf);
+		break;
+#endif
+#if RBLN_K_MR > 6
+	case 7:
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 7, kc, zero, pf);
+		break;
+	case 8:
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 8, kc, zero, pf);
+		break;
+	case 9:
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 9, kc, zero, pf);
+		break;
+	case 10:
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 10, kc, zero, pf);
+		break;
+	case 11:
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 11, kc, zero, pf);
+		break;
+	case 12:
+		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 12, kc, zero, pf);
 		break;
 #endif
 	default:

@@ -58,6 +58,16 @@ static inline bool rbln_os_cpu_has_fma(void)
 #endif
 }
 
+/* Cleared too when the OS does not manage the ZMM state. */
+static inline bool rbln_os_cpu_has_avx512f(void)
+{
+#ifdef CONFIG_X86
+	return boot_cpu_has(X86_FEATURE_AVX512F);
+#else
+	return false;
+#endif
+}
+
 static inline bool rbln_os_cpu_is_intel(void)
 {
 #ifdef CONFIG_X86
@@ -128,6 +138,12 @@ static inline bool rbln_os_cpu_has_fma(void)
 	return __builtin_cpu_supports("fma");
 }
 
+/* As for AVX2, libgcc's check includes the OS support (ZMM state). */
+static inline bool rbln_os_cpu_has_avx512f(void)
+{
+	return __builtin_cpu_supports("avx512f");
+}
+
 static inline bool rbln_os_cpu_is_intel(void)
 {
 	return __builtin_cpu_is("intel");
@@ -147,6 +163,11 @@ static inline bool rbln_os_cpu_has_avx2(void)
 }
 
 static inline bool rbln_os_cpu_has_fma(void)
+{
+	return false;
+}
+
+static inline bool rbln_os_cpu_has_avx512f(void)
 {
 	return false;
 }

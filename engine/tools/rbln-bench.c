@@ -9,6 +9,11 @@
  *     tokens per second over --decode-steps steps after their prefill.
  * The default models are tiny-llama3 (the reference checkpoint) and a
  * Llama-3.2-1B-shaped model with random bf16 weights (--dummy-weights).
+ *
+ * A peer is compared only when it runs in the same run: with
+ * --peer-llama-bench PATH --peer-model GGUF (and --peer-batched-bench PATH
+ * for B > 1) rbln-bench runs llama.cpp's benchmarks after its own rows and
+ * prints their figures beside them (bench_peer.c); without, no peer figure.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -22,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli/compile_cli.h"
+#include "bench_peer.h"
 #include "cli/sample_cli.h"
 #include "rbln_engine.h"
 
@@ -47,6 +53,8 @@ struct options {
 	uint32_t chunk;
 	uint32_t repeat;	/* measurements per number; the best is shown */
 	const char *work_dir;	/* keeps compiled models for the next run */
+	struct bench_peer peer;	/* llama_bench NULL: no peer */
+	const char *peer_vs;	/* our model the peer's GGUF has the shape of */
 };
 
 struct row {
@@ -105,6 +113,12 @@ static void usage(FILE *f)
 		"  --repeat N              measure each number N times, show the best (a\n"
 		"                          busy host only ever slows a run down)\n"
 		"  --work-dir DIR          keep compiled models there and reuse them\n"
+		"  --peer-llama-bench PATH run llama.cpp's llama-bench after our rows, in\n"
+		"                          the same run (prefill, decode B=1); needs\n"
+		"  --peer-model GGUF       the peer's model, of the same shape as ours\n"
+		"  --peer-batched-bench PATH  llama-batched-bench too (decode B=4, 8)\n"
+		"  --peer-threads N        llama.cpp threads (default: online CPUs)\n"
+		"  --peer-vs NAME          our model to compare with (default the 1B shape)\n"
 		"  -h, --help              this help\n"
 		"      --version           the version\n");
 }
@@ -133,6 +147,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "prefill-chunk-size", required_argument, NULL, 'c' },
 		{ "work-dir", required_argument, NULL, 'w' },
 		{ "repeat", required_argument, NULL, 'r' },
+		{ "peer-llama-bench", required_argument, NULL, 'L' },
+		{ "peer-batched-bench", required_argument, NULL, 'B' },
+		{ "peer-model", required_argument, NULL, 'G' },
+		{ "peer-threads", required_argument, NULL, 'T' },
+		{ "peer-vs", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -182,6 +201,25 @@ static int parse_args(int argc, char **argv, struct options *o)
 			}
 			o->repeat = (uint32_t)v;
 			break;
+		case 'L':
+			o->peer.llama_bench = optarg;
+			break;
+		case 'B':
+			o->peer.batched_bench = optarg;
+			break;
+		case 'G':
+			o->peer.gguf = optarg;
+			break;
+		case 'T':
+			if (rbln_cli_parse_u64("peer-threads", optarg, 1, 1024, &v, &err)) {
+				fprintf(stderr, "rbln-bench: %s\n", err.msg);
+				return 2;
+			}
+			o->peer.threads = (uint32_t)v;
+			break;
+		case 'P':
+			o->peer_vs = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -195,6 +233,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rbln-bench: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!o->peer.llama_bench != !o->peer.gguf ||
+	    (o->peer.batched_bench && !o->peer.llama_bench)) {
+		fprintf(stderr, "rbln-bench: a peer needs both --peer-llama-bench and "
+			"--peer-model (--peer-batched-bench only with them)\n");
+		return 2;
+	}
+	if (o->peer.llama_bench && bench_peer_check(&o->peer, &err)) {
+		fprintf(stderr, "rbln-bench: %s\n", err.msg);
 		return 2;
 	}
 	return 0;
@@ -417,11 +465,56 @@ static void print_machine(void)
 	       "(cores / TP, at least 1)");
 }
 
+/*
+ * Runs the peer now, in the same run as our rows, and prints its row and
+ * the ratio of each of our rows of the compared model to it.
+ */
+static void print_peer(struct options *o, const struct row *vs, const uint32_t *tps,
+		       size_t n)
+{
+	struct bench_peer_row pr;
+	struct rbln_error err = { 0 };
+	size_t i, b;
+
+	o->peer.prompt_len = o->prompt_len;
+	o->peer.decode_steps = o->decode_steps;
+	o->peer.repeat = o->repeat < 3 ? 3 : o->repeat;
+	if (!o->peer.threads)
+		o->peer.threads = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	if (bench_peer_run(&o->peer, &pr, &err)) {
+		printf("\npeer: error: %s\n", err.msg);
+		return;
+	}
+	printf("\npeer, same run: llama.cpp (%s, %s, %u threads), model %s\n",
+	       o->peer.llama_bench, o->peer.batched_bench ? o->peer.batched_bench :
+	       "no batched-bench", o->peer.threads, o->peer.gguf);
+	printf("%-20s %3s %14.1f", "llama.cpp", "", pr.prefill);
+	for (b = 0; b < N_BATCHES; b++)
+		if (pr.decode[b] > 0)
+			printf(" %12.1f", pr.decode[b]);
+		else
+			printf(" %12s", "-");
+	printf("\n");
+	for (i = 0; i < n; i++) {
+		printf("%-20s %3u %13.2fx", "ours / llama.cpp", tps[i],
+		       vs[i].prefill / pr.prefill);
+		for (b = 0; b < N_BATCHES; b++)
+			if (pr.decode[b] > 0)
+				printf(" %11.2fx", vs[i].decode[b] / pr.decode[b]);
+			else
+				printf(" %12s", "-");
+		printf("\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { .prompt_len = 512, .decode_steps = 32, .chunk = 128, .repeat = 1 };
 	struct rbln_error err = { 0 };
 	static char tiny[4096];
+	struct row vs_rows[MAX_TPS];
+	uint32_t vs_tps[MAX_TPS];
+	size_t n_vs = 0;
 	char line[256];
 	size_t m, t, b;
 	FILE *f;
@@ -465,15 +558,20 @@ int main(int argc, char **argv)
 				printf(" %12.1f", row.decode[b]);
 			printf(" %8.1f %7.0f%%\n", row.load_s, 100 * row.others);
 			fflush(stdout);
+			if (!strcmp(o.models[m].name, o.peer_vs ? o.peer_vs :
+				    "llama-3.2-1b-shape") && n_vs < MAX_TPS) {
+				vs_rows[n_vs] = row;
+				vs_tps[n_vs++] = o.tps[t];
+			}
 		}
 	}
+	if (o.peer.llama_bench)
+		print_peer(&o, vs_rows, vs_tps, n_vs);
 	f = fopen("/proc/loadavg", "r");
 	if (f && fgets(line, sizeof(line), f))
 		printf("\nload at the end: %s", line);
 	if (f)
 		fclose(f);
 	printf("others: the CPU share other processes used while the row was measured\n");
-	printf("llama.cpp, 2 threads, same 1B shape, bf16: prefill 54, decode 9.3, "
-	       "8 sequences 31 tok/s\n");
 	return 0;
 }

@@ -112,7 +112,13 @@ void emul_engines_parallel(struct emul_hw *hw,
 	atomic_init(&w.next, 0);
 	pthread_mutex_lock(&hw->lock);
 	hw->split_work = &w;
-	pthread_cond_broadcast(&hw->split);
+	/*
+	 * Wake only the helpers the parts need (the caller takes one): a
+	 * small command split in two must not wake every engine of a large
+	 * device, whose wake-ups then cost more than the work.
+	 */
+	for (u32 i = 1; i < nparts; i++)
+		pthread_cond_signal(&hw->split);
 	pthread_mutex_unlock(&hw->lock);
 
 	run_parts(&w);

@@ -16,23 +16,37 @@ double kb_now(void);
 /* Exits with a message naming @what when @err is an error. */
 void kb_check(int err, const char *what);
 
-/* Read bandwidth in bytes/s of @threads threads sweeping @bytes in all. */
+/*
+ * Read bandwidth in bytes/s of @threads threads sweeping @bytes in all,
+ * with the widest loads the CPU has (kb_load_width() names them).
+ */
 double kb_read_bandwidth(unsigned int threads, uint64_t bytes);
-/* float32 FMA throughput in FLOP/s (AVX2) of @threads threads. */
+const char *kb_load_width(void);
+/* float32 FMA throughput in FLOP/s of @threads threads, widest FMAs. */
 double kb_fma_peak(unsigned int threads);
+const char *kb_fma_width(void);
+/* bfloat16 dot-product throughput (vdpbf16ps) in FLOP/s; 0 without it. */
+double kb_dpbf16_peak(unsigned int threads);
+/* AMX-BF16 tile throughput (tdpbf16ps) in FLOP/s; 0 without it. */
+double kb_amx_peak(unsigned int threads);
 
 /**
  * struct kb_result - one kernel's measurement
  * @name: what ran
  * @value: achieved rate (bytes/s or FLOP/s) or latency (seconds)
  * @unit: "GB/s", "GFLOP/s" or "us"
- * @limit: the machine's limit in the same unit, 0 for none
+ * @limit: the machine's limit for the kernel's own arithmetic (bandwidth,
+ *	or the float32 FMA peak), in the same unit; 0 for none
+ * @bf16_limit: for products of bfloat16 weights, the machine's best
+ *	bfloat16 peak (dot products or tiles), which bounds any program's
+ *	speed on the same work; 0 where not applicable
  */
 struct kb_result {
 	char name[96];
 	double value;
 	const char *unit;
 	double limit;
+	double bf16_limit;
 };
 
 /* MATMUL of @m rows times bfloat16 [n, k] packed weights on @dev. */

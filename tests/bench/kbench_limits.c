@@ -1,20 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
- * The machine's limits, measured in the same run as the kernels: read
- * bandwidth (a sweep much larger than the caches, as a bandwidth-bound
- * kernel streams its weights) and the float32 FMA peak (independent FMA
- * chains, enough of them to cover the FMA latency of two pipes).
+ * The machine's limits, measured in the same run as the kernels, each with
+ * the widest instructions this CPU has, so that no kernel and no peer can
+ * beat them: read bandwidth (a sweep much larger than the caches, as a
+ * bandwidth-bound kernel streams its weights; 64-byte loads with AVX-512,
+ * else 32-byte), the float32 FMA peak (AVX-512 FMAs, else AVX2), and for
+ * bfloat16 work the peak of the bf16 dot products (AVX512-BF16
+ * vdpbf16ps) and of the AMX-BF16 tiles, where present.
  */
+#include <immintrin.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kbench.h"
-
-#define F8 float __attribute__((vector_size(32)))
-#define U8 unsigned long long __attribute__((vector_size(32)))
 
 double kb_now(void)
 {
@@ -33,91 +37,135 @@ void kb_check(int err, const char *what)
 	exit(1);
 }
 
+/*
+ * Runs @fn on @threads threads (at most 16), each given @arg's copy;
+ * three times; returns the best seconds of one round.
+ */
+static double best_round(void *(*fn)(void *), void *args, size_t size,
+			 unsigned int threads)
+{
+	pthread_t th[16];
+	double best = 1e30, t;
+
+	for (int rep = 0; rep < 3; rep++) {
+		t = kb_now();
+		for (unsigned int i = 0; i < threads; i++)
+			pthread_create(&th[i], NULL, fn,
+				       (char *)args + i * size);
+		for (unsigned int i = 0; i < threads; i++)
+			pthread_join(th[i], NULL);
+		t = kb_now() - t;
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
 struct sweep {
-	pthread_t thread;
-	const U8 *p;
-	uint64_t n;	/* vectors */
+	const char *p;
+	uint64_t bytes;
+	unsigned int streams;
 	unsigned int passes;
-	U8 sink;
+	unsigned long long sink;
 };
 
 /*
- * Eight independent XOR chains, two cache lines per step: loads, not
- * arithmetic, are the limit.
+ * The thread's part read as @streams sequential streams side by side (a
+ * GEMV reads four panels at once; more streams keep more prefetches in
+ * flight), two vectors of each per step into eight independent XOR
+ * chains: loads, not arithmetic, are the limit.
  */
-__attribute__((target("avx2")))
-static void *sweep_main(void *arg)
-{
-	struct sweep *s = arg;
-	U8 x[8] = { { 0 } };
+#define SWEEP_FN(name, isa, bytes_per_vec)				\
+__attribute__((target(isa)))						\
+static void *name(void *arg)						\
+{									\
+	typedef unsigned long long v __attribute__((			\
+		vector_size(bytes_per_vec), aligned(bytes_per_vec)));	\
+	struct sweep *s = arg;						\
+	const v *p = (const v *)s->p;					\
+	uint64_t part = s->bytes / sizeof(v) / s->streams;		\
+	v x[8] = { { 0 } };						\
+									\
+	for (unsigned int pass = 0; pass < s->passes; pass++)		\
+		for (uint64_t i = 0; i + 2 <= part; i += 2)		\
+			for (unsigned int j = 0; j < s->streams; j++) {	\
+				x[(2 * j) & 7] ^= p[j * part + i];	\
+				x[(2 * j + 1) & 7] ^= p[j * part + i + 1]; \
+			}						\
+	for (int j = 1; j < 8; j++)					\
+		x[0] ^= x[j];						\
+	s->sink = x[0][0];						\
+	return NULL;							\
+}
 
-	for (unsigned int pass = 0; pass < s->passes; pass++)
-		for (uint64_t i = 0; i + 8 <= s->n; i += 8) {
-#pragma GCC unroll 8
-			for (int j = 0; j < 8; j++)
-				x[j] ^= s->p[i + j];
-		}
-	s->sink = x[0] ^ x[1] ^ x[2] ^ x[3] ^ x[4] ^ x[5] ^ x[6] ^ x[7];
-	return NULL;
+SWEEP_FN(sweep_avx2, "avx2", 32)
+SWEEP_FN(sweep_avx512, "avx512f", 64)
+
+const char *kb_load_width(void)
+{
+	return __builtin_cpu_supports("avx512f") ? "64-byte AVX-512" :
+						   "32-byte AVX2";
 }
 
 double kb_read_bandwidth(unsigned int threads, uint64_t bytes)
 {
+	static const unsigned int streams[] = { 1, 4, 8 };
 	struct sweep sw[16];
-	U8 *buf;
-	double best = 0, t;
 	const unsigned int passes = 3;
+	double best = 0, t;
+	char *buf;
 
 	if (threads > 16)
 		threads = 16;
-	buf = aligned_alloc(64, bytes);
+	buf = aligned_alloc(2 << 20, bytes);
 	if (!buf) {
 		perror("rbln-kbench");
 		exit(1);
 	}
+	/* Huge pages where the system gives them, as the device's memory. */
+	madvise(buf, bytes, MADV_HUGEPAGE);
 	memset(buf, 1, bytes);		/* touch every page first */
-	for (int rep = 0; rep < 3; rep++) {
-		t = kb_now();
+	for (unsigned int n = 0; n < sizeof(streams) / sizeof(*streams); n++) {
 		for (unsigned int i = 0; i < threads; i++) {
-			sw[i].n = bytes / sizeof(U8) / threads;
-			sw[i].p = buf + i * sw[i].n;
+			/* Whole 1 KiB steps: no thread reads past its part. */
+			sw[i].bytes = bytes / threads / 1024 * 1024;
+			sw[i].p = buf + i * sw[i].bytes;
+			sw[i].streams = streams[n];
 			sw[i].passes = passes;
-			pthread_create(&sw[i].thread, NULL, sweep_main, &sw[i]);
 		}
-		for (unsigned int i = 0; i < threads; i++)
-			pthread_join(sw[i].thread, NULL);
-		t = kb_now() - t;
-		if ((double)bytes * passes / t > best)
-			best = (double)bytes * passes / t;
+		t = best_round(__builtin_cpu_supports("avx512f") ?
+			       sweep_avx512 : sweep_avx2,
+			       sw, sizeof(sw[0]), threads);
+		t = (double)sw[0].bytes * threads * passes / t;
+		if (t > best)
+			best = t;
 	}
 	free(buf);
 	return best;
 }
 
 struct chains {
-	pthread_t thread;
 	uint64_t iters;
 	float sink;
 };
 
-/* 12 chains: 2 pipes x 4 cycles latency needs at least 8 in flight. */
+/*
+ * 12 independent chains: 2 pipes x 4 cycles of latency need at least 8
+ * in flight.
+ */
 __attribute__((target("avx2,fma")))
-static void *fma_main(void *arg)
+static void *fma_avx2(void *arg)
 {
 	struct chains *c = arg;
-	F8 acc[12], m = { 0 }, b = { 0 };
+	__m256 acc[12], m = _mm256_set1_ps(0.999999f),
+	       b = _mm256_set1_ps(1e-7f);
 
-	for (int j = 0; j < 8; j++) {
-		m[j] = 0.999999f;
-		b[j] = 1e-7f;
-	}
 	for (int i = 0; i < 12; i++)
-		for (int j = 0; j < 8; j++)
-			acc[i][j] = (float)(i + j);
+		acc[i] = _mm256_set1_ps((float)i);
 	for (uint64_t it = 0; it < c->iters; it++) {
 #pragma GCC unroll 12
 		for (int i = 0; i < 12; i++)
-			acc[i] = __builtin_ia32_vfmaddps256(acc[i], m, b);
+			acc[i] = _mm256_fmadd_ps(acc[i], m, b);
 	}
 	c->sink = 0;
 	for (int i = 0; i < 12; i++)
@@ -125,26 +173,137 @@ static void *fma_main(void *arg)
 	return NULL;
 }
 
-double kb_fma_peak(unsigned int threads)
+__attribute__((target("avx512f")))
+static void *fma_avx512(void *arg)
+{
+	struct chains *c = arg;
+	__m512 acc[12], m = _mm512_set1_ps(0.999999f),
+	       b = _mm512_set1_ps(1e-7f);
+
+	for (int i = 0; i < 12; i++)
+		acc[i] = _mm512_set1_ps((float)i);
+	for (uint64_t it = 0; it < c->iters; it++) {
+#pragma GCC unroll 12
+		for (int i = 0; i < 12; i++)
+			acc[i] = _mm512_fmadd_ps(acc[i], m, b);
+	}
+	c->sink = 0;
+	for (int i = 0; i < 12; i++)
+		c->sink += acc[i][0];
+	return NULL;
+}
+
+/* 12 chains of vdpbf16ps: 16 lanes x 2 products x 2 FLOP each. */
+__attribute__((target("avx512f,avx512bf16")))
+static void *dpbf16_avx512(void *arg)
+{
+	struct chains *c = arg;
+	__m512bh x = (__m512bh)_mm512_set1_epi32(0x3f803f80);
+	__m512 acc[12];
+
+	for (int i = 0; i < 12; i++)
+		acc[i] = _mm512_set1_ps((float)i);
+	for (uint64_t it = 0; it < c->iters; it++) {
+#pragma GCC unroll 12
+		for (int i = 0; i < 12; i++)
+			acc[i] = _mm512_dpbf16_ps(acc[i], x, x);
+	}
+	c->sink = 0;
+	for (int i = 0; i < 12; i++)
+		c->sink += acc[i][0];
+	return NULL;
+}
+
+/* FLOP/s of @threads threads running @fn, @flop_per_iter per iteration. */
+static double chains_rate(void *(*fn)(void *), double flop_per_iter,
+			  unsigned int threads)
 {
 	struct chains ch[16];
-	const uint64_t iters = 40000000;
-	double best = 0, t;
+	const uint64_t iters = 20000000;
 
 	if (threads > 16)
 		threads = 16;
-	for (int rep = 0; rep < 3; rep++) {
-		t = kb_now();
-		for (unsigned int i = 0; i < threads; i++) {
-			ch[i].iters = iters;
-			pthread_create(&ch[i].thread, NULL, fma_main, &ch[i]);
-		}
-		for (unsigned int i = 0; i < threads; i++)
-			pthread_join(ch[i].thread, NULL);
-		t = kb_now() - t;
-		/* 12 FMAs of 8 lanes, 2 FLOP each, per iteration. */
-		if (threads * (double)iters * 12 * 8 * 2 / t > best)
-			best = threads * (double)iters * 12 * 8 * 2 / t;
+	for (unsigned int i = 0; i < threads; i++)
+		ch[i].iters = iters;
+	return threads * (double)iters * flop_per_iter /
+	       best_round(fn, ch, sizeof(ch[0]), threads);
+}
+
+const char *kb_fma_width(void)
+{
+	return __builtin_cpu_supports("avx512f") ? "AVX-512" : "AVX2";
+}
+
+double kb_fma_peak(unsigned int threads)
+{
+	/* 12 FMAs of 16 (8) lanes, 2 FLOP each, per iteration. */
+	if (__builtin_cpu_supports("avx512f"))
+		return chains_rate(fma_avx512, 12 * 16 * 2, threads);
+	return chains_rate(fma_avx2, 12 * 8 * 2, threads);
+}
+
+double kb_dpbf16_peak(unsigned int threads)
+{
+	if (!__builtin_cpu_supports("avx512bf16"))
+		return 0;
+	return chains_rate(dpbf16_avx512, 12 * 16 * 2 * 2, threads);
+}
+
+/*
+ * AMX-BF16: tdpbf16ps multiplies a 16 x 32 bf16 tile by a 32 x 16 one into
+ * 16 x 16 float32: 16 * 16 * 32 products. Four accumulator tiles from two
+ * A and two B tiles (a 2 x 2 block, as a GEMM would run it), so that the
+ * unit always has independent work.
+ */
+#define ARCH_REQ_XCOMP_PERM	0x1023
+#define XFEATURE_XTILEDATA	18
+
+struct amx_config {
+	uint8_t palette, start_row, reserved[14];
+	uint16_t colsb[16];
+	uint8_t rows[16];
+};
+
+__attribute__((target("amx-tile,amx-bf16")))
+static void *amx_main(void *arg)
+{
+	struct chains *c = arg;
+	struct amx_config cfg = { .palette = 1 };
+	static const uint16_t src[16 * 32] = { 0 };
+	float out[16 * 16];
+
+	for (int t = 0; t < 8; t++) {
+		cfg.colsb[t] = 64;
+		cfg.rows[t] = 16;
 	}
-	return best;
+	_tile_loadconfig(&cfg);
+	_tile_zero(0);
+	_tile_zero(1);
+	_tile_zero(2);
+	_tile_zero(3);
+	_tile_loadd(4, src, 64);
+	_tile_loadd(5, src, 64);
+	_tile_loadd(6, src, 64);
+	_tile_loadd(7, src, 64);
+	for (uint64_t it = 0; it < c->iters / 16; it++) {
+		_tile_dpbf16ps(0, 4, 6);
+		_tile_dpbf16ps(1, 4, 7);
+		_tile_dpbf16ps(2, 5, 6);
+		_tile_dpbf16ps(3, 5, 7);
+	}
+	_tile_stored(0, out, 64);
+	_tile_release();
+	c->sink = out[0];
+	return NULL;
+}
+
+double kb_amx_peak(unsigned int threads)
+{
+	if (!__builtin_cpu_supports("amx-bf16"))
+		return 0;
+	/* Linux hands out the tile state only on request (once per process). */
+	if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA))
+		return 0;
+	/* Four tdpbf16ps per iteration, iters / 16 iterations. */
+	return chains_rate(amx_main, 4 * 16.0 * 16 * 32 * 2 / 16, threads);
 }

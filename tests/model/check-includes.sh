@@ -10,7 +10,7 @@ set -euo pipefail
 dir=${1:-$(dirname "$0")/../../driver/model}
 allowed='^#include "(rbln_model\.h|rbln_model_os\.h|rbln_model_internal\.h|rbln_isa\.h)"$'
 # The compute kernels' bodies, compiled once per CPU variant, are included
-# by the two variant files only.
+# by the variant files only.
 kern='^#include "rbln_model_kern_(math|mm|nn|attn)\.h"$'
 status=0
 n=0
@@ -18,7 +18,7 @@ for f in "$dir"/*.c; do
 	n=$((n + 1))
 	while IFS= read -r line; do
 		case "$(basename "$f")" in
-		rbln_model_kern_avx2.c | rbln_model_kern_base.c)
+		rbln_model_kern_avx2.c | rbln_model_kern_avx512.c | rbln_model_kern_base.c)
 			grep -qE "$kern" <<<"$line" && continue ;;
 		esac
 		if ! grep -qE "$allowed" <<<"$line"; then

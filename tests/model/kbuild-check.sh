@@ -79,11 +79,12 @@ fi
 status=0
 for obj in "$work"/model/*.o; do
 	case "$obj" in
-	*/rbln_model_ops_f32.o | */rbln_model_kern_avx2.o | */rbln_model_kern_base.o)
+	*/rbln_model_ops_f32.o | */rbln_model_kern_avx2.o | */rbln_model_kern_avx512.o | \
+	*/rbln_model_kern_base.o)
 		continue ;;
 	esac
 	dis=$(objdump -d "$obj")
-	if grep -qE '%[xy]mm[0-9]' <<<"$dis"; then
+	if grep -qE '%[xyz]mm[0-9]' <<<"$dis"; then
 		echo "FAIL: $(basename "$obj") uses vector registers"
 		status=1
 	fi
@@ -106,8 +107,13 @@ if ! grep -q 'vfmadd[0-9]*ps.*%ymm' <<<"$dis"; then
 	echo "FAIL: rbln_model_kern_avx2.o has no fused multiply-add on ymm"
 	status=1
 fi
+dis=$(objdump -d "$work/model/rbln_model_kern_avx512.o")
+if ! grep -q 'vfmadd[0-9]*ps.*%zmm' <<<"$dis"; then
+	echo "FAIL: rbln_model_kern_avx512.o has no fused multiply-add on zmm"
+	status=1
+fi
 dis=$(objdump -d "$work/model/rbln_model_kern_base.o")
-if grep -qE '%ymm|vfmadd' <<<"$dis"; then
+if grep -qE '%[yz]mm|vfmadd' <<<"$dis"; then
 	echo "FAIL: rbln_model_kern_base.o uses AVX or FMA"
 	status=1
 fi

@@ -362,6 +362,10 @@ uint32_t test_variants(uint32_t *v)
 		v[n++] = RBLN_MODEL_CPU_AVX2;
 	else
 		printf("# no AVX2+FMA on this CPU: avx2 variant not tested\n");
+	if (n == 2 && __builtin_cpu_supports("avx512f"))
+		v[n++] = RBLN_MODEL_CPU_AVX512;
+	else
+		printf("# no AVX-512F on this CPU: avx512 variant not tested\n");
 #endif
 	return n;
 }

@@ -106,7 +106,8 @@ uint8_t *poisoned(size_t n);
 
 /*
  * The CPU variants this machine can run: RBLN_MODEL_CPU_BASELINE, and
- * RBLN_MODEL_CPU_AVX2 when the CPU has it. Returns how many.
+ * RBLN_MODEL_CPU_AVX2 and _AVX512 when the CPU has them (at most
+ * RBLN_MODEL_CPU_COUNT entries). Returns how many.
  */
 uint32_t test_variants(uint32_t *v);
 /* Forces variant @v (asserting that the model accepts it). */

@@ -332,7 +332,7 @@ static void attn_case(uint32_t nseq, const uint32_t *q_len,
 		      const uint32_t *ctx, uint32_t hq, uint32_t hkv,
 		      uint32_t hd, uint32_t bs, uint32_t plen, const char *what)
 {
-	uint32_t v[2], nv = test_variants(v), i, dt;
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, dt;
 	struct fake_env f;
 	struct attn a;
 	float *out;
@@ -386,7 +386,7 @@ static void test_attn_partitions(void **state)
 	static const uint32_t q_len[] = { 1, 9, 1, 20 };
 	static const uint32_t ctx[] = { 300, 60, 17, 97 };
 	static const uint32_t plens[] = { 1, 5, 16, 17, 64, 512 };
-	uint32_t v[2], nv = test_variants(v), i, p, j;
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, p, j;
 	struct fake_env f;
 	float *base, *got;
 	struct attn a;
@@ -425,7 +425,7 @@ static void test_attn_paged(void **state)
 	static const uint32_t q_len[] = { 3, 1, 12 };
 	static const uint32_t ctx[] = { 70, 129, 40 };
 	static const uint32_t sizes[] = { 1, 3, 16, 64, 256 };
-	uint32_t v[2], nv = test_variants(v), i, b, dt;
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, b, dt;
 	struct fake_env f;
 	float *base, *got;
 	struct attn a;
@@ -475,7 +475,7 @@ static void test_attn_engines(void **state)
 {
 	static const uint32_t q_len[] = { 1, 1, 30, 1 };
 	static const uint32_t ctx[] = { 300, 33, 120, 1 };
-	uint32_t v[2], nv = test_variants(v), i, e;
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, e;
 	struct fake_env f;
 	float *base, *got;
 	struct attn a;

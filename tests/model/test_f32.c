@@ -386,6 +386,10 @@ static void test_cpu_api(void **state)
 	assert_int_equal(rbln_model_cpu_parse("baseline\n"),
 			 RBLN_MODEL_CPU_BASELINE);
 	assert_int_equal(rbln_model_cpu_parse("avx2"), RBLN_MODEL_CPU_AVX2);
+	assert_int_equal(rbln_model_cpu_parse("avx512\n"),
+			 RBLN_MODEL_CPU_AVX512);
+	assert_string_equal(rbln_model_cpu_name(RBLN_MODEL_CPU_AVX512),
+			    "avx512");
 	assert_int_equal(rbln_model_cpu_parse("avx"), -RBLN_EINVAL);
 	assert_int_equal(rbln_model_cpu_parse("avx22"), -RBLN_EINVAL);
 	assert_int_equal(rbln_model_cpu_parse("avx2\n\n"), -RBLN_EINVAL);
@@ -407,6 +411,19 @@ static void test_cpu_api(void **state)
 		assert_string_equal(rbln_model_kernels()->name, "avx2");
 	} else {
 		assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AVX2),
+				 -RBLN_EINVAL);
+	}
+	if (__builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+		assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AVX512), 0);
+		assert_string_equal(rbln_model_kernels()->name, "avx512");
+		/* ADD has no AVX-512 code: the AVX2 one, same bits. */
+		assert_ptr_equal(rbln_model_f32_add_select(),
+				 rbln_model_f32_add_avx2);
+		assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AUTO), 0);
+		assert_int_equal(rbln_model_cpu(), RBLN_MODEL_CPU_AVX512);
+	} else {
+		assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AVX512),
 				 -RBLN_EINVAL);
 	}
 #endif

@@ -204,7 +204,7 @@ static const uint32_t edge_shapes[][3] = {
 
 static void test_mm_reference(void **state)
 {
-	uint32_t v[2], nv = test_variants(v), i, s, dt, lay;
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, s, dt, lay;
 
 	(void)state;
 	for (i = 0; i < nv; i++) {
@@ -229,7 +229,7 @@ static void test_mm_reference(void **state)
 
 static void test_mm_accumulate(void **state)
 {
-	uint32_t v[2], nv = test_variants(v), i, dt, lay;
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, dt, lay;
 	struct fake_env f;
 	struct mm_case mc;
 	float *plain, *acc;
@@ -260,7 +260,7 @@ static void test_mm_accumulate(void **state)
 /* The packed layout and the checkpoint's row-major give the same bits. */
 static void test_mm_layouts_identical(void **state)
 {
-	uint32_t v[2], nv = test_variants(v), i, dt;
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, dt;
 	struct mm_case rm, pk;
 	struct fake_env f;
 	float *x, *y;
@@ -288,7 +288,7 @@ static void test_mm_layouts_identical(void **state)
 /* Row i of a batch is the same bits as row i alone (batch invariance). */
 static void test_mm_rows_independent(void **state)
 {
-	uint32_t v[2], nv = test_variants(v), i, r, dt;
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, r, dt;
 	struct mm_case mc, one;
 	struct fake_env f;
 	float *all, *row;
@@ -320,7 +320,7 @@ static void test_mm_rows_independent(void **state)
 /* Any number of engines, any schedule: the same bits. */
 static void test_mm_engines(void **state)
 {
-	uint32_t v[2], nv = test_variants(v), i, e, real;
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, e, real;
 	struct mm_case mc;
 	struct fake_env f;
 	float *base, *got;
@@ -355,7 +355,7 @@ static void test_mm_engines(void **state)
 /* The variants differ only by fused rounding: close, deterministic. */
 static void test_mm_variants_deterministic(void **state)
 {
-	uint32_t v[2], nv = test_variants(v), i;
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i;
 	struct mm_case mc;
 	struct fake_env f;
 	float *x, *y;
@@ -373,6 +373,57 @@ static void test_mm_variants_deterministic(void **state)
 		free(y);
 	}
 	mm_free(&mc);
+}
+
+/*
+ * The avx512 variant runs the same fused chain per output element as the
+ * avx2 variant: the same bits, for every type, layout, accumulation and
+ * row count (the GEMV, every tile height up to 12 and the edge panels).
+ */
+static void test_mm_avx512_bits_of_avx2(void **state)
+{
+	static const uint32_t shapes[][3] = {
+		{ 1, 300, 130 }, { 8, 257, 64 }, { 12, 64, 33 },
+		{ 13, 129, 47 }, { 37, 70, 16 },
+	};
+	uint32_t s, dt, lay, acc;
+	struct mm_case mc;
+	struct fake_env f;
+	float *x, *y;
+
+	(void)state;
+#if defined(__x86_64__)
+	if (!__builtin_cpu_supports("avx512f") ||
+	    !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+		printf("# no AVX-512F: the avx512 variant must be refused\n");
+		assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AVX512),
+				 -RBLN_EINVAL);
+		return;
+	}
+#else
+	assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AVX512),
+			 -RBLN_EINVAL);
+	return;
+#endif
+	fake_env_init(&f, 2);
+	for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+		for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++)
+			for (lay = 0; lay < RBLN_LAYOUT_COUNT; lay++)
+				for (acc = 0; acc < 2; acc++) {
+					mm_init(&mc, shapes[s][0], shapes[s][1],
+						shapes[s][2], dt, lay, acc);
+					test_set_variant(RBLN_MODEL_CPU_AVX2);
+					x = mm_run(&mc, &f.env);
+					test_set_variant(RBLN_MODEL_CPU_AVX512);
+					assert_string_equal(rbln_model_kernels()->name,
+							    "avx512");
+					y = mm_run(&mc, &f.env);
+					assert_memory_equal(x, y, (size_t)mc.m *
+							    mc.n * 4);
+					free(x);
+					free(y);
+					mm_free(&mc);
+				}
 }
 
 static void test_mm_cancel_and_unmapped(void **state)
@@ -434,6 +485,8 @@ int main(void)
 					  restore_variant),
 		cmocka_unit_test_teardown(test_mm_engines, restore_variant),
 		cmocka_unit_test_teardown(test_mm_variants_deterministic,
+					  restore_variant),
+		cmocka_unit_test_teardown(test_mm_avx512_bits_of_avx2,
 					  restore_variant),
 		cmocka_unit_test(test_mm_cancel_and_unmapped),
 	};

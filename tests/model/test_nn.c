@@ -55,7 +55,7 @@ struct variant_run {
 
 static void run_everywhere(const struct variant_run *vr)
 {
-	uint32_t v[2], nv = test_variants(v), i;
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i;
 	uint8_t *first = NULL, *out;
 	struct fake_env f;
 	int e;

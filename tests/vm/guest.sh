@@ -100,7 +100,8 @@ t_sysfs() {
 	for node in /dev/rbln[0-9]*; do
 		d=/sys/class/accel/$(basename "$(readlink "$node")")/device
 		for f in index status mem_used mem_total utilization busy_time \
-			resets numa_node temperature power_draw isa_version name; do
+			resets numa_node temperature power_draw isa_version name \
+			cpu_variant; do
 			[ -r "$d/$f" ] || { echo "$d/$f missing"; return 1; }
 		done
 		[ "$(cat "$d/status")" = READY ] || { echo "$d status $(cat "$d/status")"; return 1; }
@@ -176,6 +177,7 @@ d = json.load(sys.stdin)
 assert len(d["devices"]) == '$NDEV', d
 assert [x["npu"] for x in d["devices"]] == list(range('$NDEV'))
 assert all(x["status"] == "READY" and x["memory"]["total"] > 0 for x in d["devices"])
+assert all(x["cpu_variant"] == "'"$(</sys/module/rbln/parameters/cpu_variant)"'" for x in d["devices"]), d
 ' || return 1
 	[ "$("$SMI" --csv | wc -l)" -eq $((NDEV + 1)) ] || { echo "csv lines"; return 1; }
 	out=$("$SMI" -q index,status,memory.total,numa_node,cpu_variant --format csv,noheader,nounits)
@@ -304,6 +306,44 @@ t_cycles() {
 	[ "$ok" -eq "$VM_CYCLES" ]
 }
 
+# The CPU flags variant $1 needs (those of the model's rbln_model_cpu_ok()).
+variant_flags() {
+	case $1 in
+	baseline) echo "" ;;
+	avx2) echo "avx2 fma" ;;
+	avx512) echo "avx2 fma avx512f" ;;
+	esac
+}
+
+# Every CPU variant in both homes, bit for bit: the ones this guest CPU
+# runs are compared; the others must be refused by the module parameter.
+t_variants() {
+	local v f ok param=/sys/module/rbln/parameters/cpu_variant
+	for v in baseline avx2 avx512; do
+		ok=1
+		for f in $(variant_flags $v); do
+			grep -qw "$f" /proc/cpuinfo || ok=0
+		done
+		if [ $ok = 0 ]; then
+			if echo $v >$param 2>/dev/null; then
+				fail "cpu_variant=$v accepted on a CPU without $(variant_flags $v)"
+			else
+				info "variant $v NOT compared: this guest CPU lacks some of: $(variant_flags $v)"
+			fi
+			continue
+		fi
+		if ! echo $v >$param; then
+			fail "cpu_variant=$v"
+			continue
+		fi
+		[ "$(<$param)" = $v ] || fail "cpu_variant reads $(<$param), want $v"
+		[ "$(</sys/class/accel/accel0/device/cpu_variant)" = $v ] ||
+			fail "accel0's cpu_variant is not $v"
+		RBLN_CPU_VARIANT=$v tap compare-$v "$B/rbln-vm-compare" 3
+	done
+	echo auto >$param
+}
+
 main() {
 	local B=$BUILD_DIR/tests/vm
 	info "guest $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB"
@@ -315,15 +355,9 @@ main() {
 	check "rbln-smi memory, contexts and --query-processes follow a process holding memory" t_smi_memory
 	tap ioctl "$B/rbln-ioctl-test" 0
 	t_conformance
-	info "compute kernels: $(</sys/module/rbln/parameters/cpu_variant) ($(grep -o -m1 -w 'avx2\|fma' /proc/cpuinfo | sort -u | tr '\n' ' '))"
+	info "compute kernels: $(</sys/module/rbln/parameters/cpu_variant) ($(grep -o -m1 -w 'avx2\|fma\|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' '))"
 	tap compare "$B/rbln-vm-compare" 8
-	# The portable variant too, in both homes.
-	if echo baseline >/sys/module/rbln/parameters/cpu_variant; then
-		RBLN_CPU_VARIANT=baseline tap compare-baseline "$B/rbln-vm-compare" 3
-		echo auto >/sys/module/rbln/parameters/cpu_variant
-	else
-		fail "cpu_variant=baseline"
-	fi
+	t_variants
 	t_engine_tp8
 	check "rbln-diag: every check passes on healthy devices" t_diag
 	check "rbln-diag: a debugfs fault fails NPU 3's memory check alone" t_diag_fault memory

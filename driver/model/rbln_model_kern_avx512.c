@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * rbln_model_kern_avx512.c - MATMUL for CPUs with AVX-512F.
+ *
+ * The MATMUL bodies of the other variants (rbln_model_kern_mm.h) with
+ * 16-float vectors: one vector is a whole 16-column panel row, and a
+ * register tile is RBLN_K_MR rows of one panel, each row one chain of
+ * fused multiply-adds. Per output element that is the same chain, over k
+ * in the same order, with the same single rounding as the AVX2 variant:
+ * the results are the AVX2 variant's bits, at up to twice its arithmetic
+ * per instruction. The other kernels of this variant are the AVX2 ones
+ * (rbln_model_kern_avx2.c): they are bound by memory, not by arithmetic.
+ *
+ * In rbln.ko this file is built with CC_FLAGS_FPU and runs only inside
+ * kernel_fpu_begin()/_end(), which saves and restores the ZMM state.
+ */
+
+#include "rbln_model_internal.h"
+
+#if defined(__x86_64__)
+
+#define RBLN_K_W	16
+#define RBLN_K_VF	float __attribute__((vector_size(64)))
+#define RBLN_K_VU	u32 __attribute__((vector_size(64)))
+#define RBLN_K_VI	s32 __attribute__((vector_size(64)))
+#define RBLN_K_VH	u16 __attribute__((vector_size(32)))
+#define RBLN_K_ATTR	__attribute__((__target__("avx512f,avx2,fma")))
+#define RBLN_K(name)	rbln_k_avx512_##name
+/*
+ * Twelve one-vector accumulators: two FMA pipes of four cycles' latency
+ * need eight independent chains; twelve leave room for the loads.
+ */
+#define RBLN_K_MR	12
+#define RBLN_K_GP	8
+
+/* acc += x * y with one rounding (FMA), as in the AVX2 variant. */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(madd)(RBLN_K_VF *acc, RBLN_K_VF x, RBLN_K_VF y)
+{
+	*acc = __builtin_ia32_vfmaddps512_mask(x, y, *acc, (u16)~0U, 4);
+}
+
+#define RBLN_K_MADD(acc, x, y)	RBLN_K(madd)(&(acc), (x), (y))
+
+#include "rbln_model_kern_math.h"
+#include "rbln_model_kern_mm.h"
+
+/**
+ * rbln_model_mm_avx512() - one block of a MATMUL (&rbln_model_kernels.mm)
+ * @mm: the command
+ * @m0: first row
+ * @m1: one past the last row
+ * @p0: first panel
+ * @p1: one past the last panel
+ * @k0: first k
+ * @k1: one past the last k
+ */
+void rbln_model_mm_avx512(const struct rbln_model_mm *mm, u64 m0, u64 m1,
+			  u32 p0, u32 p1, u32 k0, u32 k1)
+{
+	rbln_k_avx512_mm(mm, m0, m1, p0, p1, k0, k1);
+}
+
+#endif
