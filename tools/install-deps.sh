@@ -93,6 +93,13 @@ if ! pkg-config --exists udev; then
 	apt_install systemd-dev
 fi
 
+# node and npm for the OpenAI Node SDK test: Debian's, unless the machine
+# already has them (another node distribution ships npm inside nodejs).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	need_root nodejs npm
+	apt_install nodejs npm
+fi
+
 if [ $kernel = 1 ] && ! { ls -d /usr/src/linux-headers-6.12*-amd64 && ls /boot/vmlinuz-6.12*; } >/dev/null 2>&1; then
 	need_root "${backports_pkgs[@]}"
 	add_backports
