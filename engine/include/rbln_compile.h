@@ -21,14 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rbln_compiled_config.h"
 #include "rbln_config.h"
 #include "rbln_dtype.h"
 #include "rbln_error.h"
 
-#define RBLN_MAX_DECODER_BATCHES 16
 #define RBLN_MAX_TENSOR_PARALLEL 64
-/* rbln_config.json "format": bumped on any incompatible change. */
-#define RBLN_COMPILED_FORMAT 1
 
 /*
  * What the user asked for.  Zero (or an empty list, or RBLN_TENSOR_UNKNOWN)
@@ -51,31 +49,6 @@ struct rbln_compile_options {
 	bool progress;				/* progress bar on stderr (a terminal) */
 };
 
-enum rbln_attn_impl {
-	RBLN_ATTN_EAGER,	/* one KV partition of max_seq_len; block = max_seq_len */
-	RBLN_ATTN_FLASH,	/* partitions of kvcache_partition_len; block = partition */
-};
-
-/* The resolved parameters: what rbln_config.json records. */
-struct rbln_compiled_config {
-	uint32_t format;
-	uint32_t tensor_parallel_size;
-	uint32_t batch_size;
-	uint32_t max_seq_len;
-	enum rbln_attn_impl attn_impl;
-	uint32_t kvcache_partition_len;		/* max_seq_len in eager mode */
-	uint32_t kvcache_block_size;
-	uint32_t kvcache_num_blocks;
-	uint32_t decoder_batch_sizes[RBLN_MAX_DECODER_BATCHES];	/* descending */
-	size_t n_decoder_batch_sizes;
-	uint32_t prefill_chunk_size;
-	enum rbln_dtype dtype;
-	enum rbln_dtype kv_cache_dtype;
-	bool dummy_weights;
-	uint64_t compile_id;			/* ties the files of one compile together */
-	struct rbln_llama_config model;		/* config.json as compiled */
-};
-
 /*
  * Applies the defaults and every rule to `opt` for this model; on success
  * `out` holds the parameters to compile with.  Errors name the parameter
@@ -84,12 +57,6 @@ struct rbln_compiled_config {
 int rbln_compile_resolve(const struct rbln_llama_config *model,
 			 const struct rbln_compile_options *opt,
 			 struct rbln_compiled_config *out, struct rbln_error *err);
-
-/*
- * A compile's staging directory beside OUT_DIR is ".<OUT_DIR's name>" + this
- * + six random characters; it only ever holds an unfinished build.
- */
-#define RBLN_COMPILE_PARTIAL_TAG ".rbln-partial-"
 
 /*
  * Compiles HF_DIR into OUT_DIR.  Everything is written into a fresh staging
@@ -108,31 +75,10 @@ int rbln_compile(const char *hf_dir, const char *out_dir,
 int rbln_compiled_config_load(const char *dir, struct rbln_compiled_config *cc,
 			      struct rbln_error *err);
 
-enum rbln_compiled_keys {
-	/* Every key this engine's compiler writes; format and model_type checked. */
-	RBLN_COMPILED_ALL_KEYS,
-	/*
-	 * The keys of the programs' shape that are present (batch_size,
-	 * max_seq_len, tensor_parallel_size, kvcache_*, prefill_chunk_size,
-	 * decoder_batch_sizes), absent ones read as 0: a directory compiled by
-	 * the RBLN SDK, which rbln-serve checks model.json against.
-	 */
-	RBLN_COMPILED_KEYS_PRESENT,
-};
-
-/*
- * DIR/rbln_config.json as recorded: no rule applied, config.json not read
- * (cc->model stays zero).  The one parser of the file (the front-end
- * library's; rbln_compiled_config_load() builds on it).
- */
-int rbln_compiled_config_read(const char *dir, enum rbln_compiled_keys keys,
-			      struct rbln_compiled_config *cc, struct rbln_error *err);
-
 /* Parses a decoder batch-size list such as "8,4,1" into opt. */
 int rbln_compile_parse_batch_sizes(const char *text, struct rbln_compile_options *opt,
 				   struct rbln_error *err);
 
 /* "eager" / "flash_attn", as rbln_config.json spells them. */
-const char *rbln_attn_impl_name(enum rbln_attn_impl a);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Sampling parameters: the one type every part of the engine takes, with
- * its defaults and validation (src/sample/sampling_params.c, in the
+ * its defaults and validation (src/config/sampling_params.c, in the
  * front-end library every front end links).
  */
 #ifndef RBLN_SAMPLING_H

@@ -19,7 +19,7 @@
 
 #include "rbln_serving.h"
 #include "serve/repository.h"
-#include "serve/grpc_server.h"
+#include "serve/grpc/grpc_server.h"
 #include "serve/served_model.h"
 #include "serve/server.h"
 

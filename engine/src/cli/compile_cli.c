@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "program/compiled_config.h"
+#include "config/compiled_config.h"
 
 const char rbln_compile_cli_usage[] =
 	"  --tensor-parallel-size N   devices the model is split across (default 1)\n"

@@ -20,7 +20,7 @@
 #include "compile/output_dir.h"
 #include "compile/progress.h"
 #include "compile/weights_build.h"
-#include "program/compiled_config.h"
+#include "config/compiled_config.h"
 #include "rbln_fingerprint.h"
 #include "rbln_weights.h"
 #include "util/file.h"

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "model_json.h"
-#include "rbln_compile.h"
+#include "rbln_compiled_config.h"
 #include "rbln_error.h"
 #include "rbln_fingerprint.h"
 #include "rbln_serving.h"

@@ -14,7 +14,7 @@
 
 #include <nettle/sha2.h>
 
-#include "rbln_compile.h"
+#include "rbln_compiled_config.h"
 #include "rbln_safetensors.h"
 #include "util/file.h"
 #include "util/json.h"

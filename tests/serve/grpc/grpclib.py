@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Helpers of rbln-serve's gRPC tests: the Python client generated from
-engine/src/serve/proto with Debian's grpc_tools (python3-grpc-tools) into a
+engine/src/serve/grpc/proto with Debian's grpc_tools (python3-grpc-tools) into a
 temporary directory, the model repository of the RBLN tutorial, and
 tritonclient-style request builders (raw_input_contents, as
 tritonclient.grpc sends tensors).
@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "http"))
 import servelib as sl  # noqa: E402,F401
 
-PROTO_DIR = os.path.normpath(os.path.join(HERE, "..", "..", "..", "engine", "src", "serve",
+PROTO_DIR = os.path.normpath(os.path.join(HERE, "..", "..", "..", "engine", "src", "serve", "grpc",
                                           "proto"))
 
 

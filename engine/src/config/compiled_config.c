@@ -6,7 +6,7 @@
  * re-applies the compile rules) and rbln-serve, which checks model.json
  * against a compiled directory that may come from the RBLN SDK.
  */
-#include "program/compiled_config.h"
+#include "config/compiled_config.h"
 
 #include <errno.h>
 #include <stdio.h>

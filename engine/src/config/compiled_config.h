@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* rbln_config.json writing and the spellings of its values (the reader: rbln_compile.h). */
-#ifndef RBLN_COMPILED_CONFIG_H
-#define RBLN_COMPILED_CONFIG_H
+#ifndef RBLN_SRC_CONFIG_COMPILED_CONFIG_H
+#define RBLN_SRC_CONFIG_COMPILED_CONFIG_H
 
-#include "rbln_compile.h"
+#include "rbln_compiled_config.h"
 
 /* Writes DIR/rbln_config.json atomically. */
 int compiled_config_write(const char *dir, const struct rbln_compiled_config *cc,
