@@ -238,8 +238,9 @@ def self_test(real_root):
             target('rbln_model', 'static', 'driver/model/rbln_model_exec.c'),
             target('npu', 'shared', 'engine/src/util/file.c'),
             target('rbln_engine_front', 'static', 'engine/src/util/file.c'),
-        ] + [target(n, 'static') for n in ('rbln_isa_encode', 'rbln_engine',
-                                           'rbln_serving_engine', 'rbln_serve')]))
+        ] + [target(n, 'static') for n in sorted(
+            {l.library for l in read_table(root).values() if l.library} -
+            {'rbln_model', 'npu', 'rbln_engine_front'})]))
         import io
         import contextlib
         out = io.StringIO()
