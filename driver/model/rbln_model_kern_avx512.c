@@ -28,10 +28,12 @@
 #define RBLN_K(name)	rbln_k_avx512_##name
 /*
  * Twelve one-vector accumulators: two FMA pipes of four cycles' latency
- * need eight independent chains; twelve leave room for the loads.
+ * need eight independent chains; twelve leave room for the loads. The
+ * GEMV reads four panels side by side, as the AVX2 one: it waits on
+ * memory, and more streams only split the prefetchers' attention.
  */
 #define RBLN_K_MR	12
-#define RBLN_K_GP	8
+#define RBLN_K_GP	4
 
 /* acc += x * y with one rounding (FMA), as in the AVX2 variant. */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void

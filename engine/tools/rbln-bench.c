@@ -300,7 +300,8 @@ static int measure(struct rbln_engine *e, const struct options *o, struct row *r
 
 	rbln_engine_get_info(e, &info);
 	cc = info.config;
-	ids = malloc(sizeof(int32_t) * o->prompt_len);
+	/* The prompt, and the 64-token prompts of the decode measurement. */
+	ids = malloc(sizeof(int32_t) * (o->prompt_len > 64 ? o->prompt_len : 64));
 	if (!ids)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
 	rbln_sampling_params_init(&sp);

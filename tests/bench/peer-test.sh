@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# rbln-bench's peer: with --peer-llama-bench/--peer-batched-bench/--peer-model
+# it runs them after its own rows, in the same run, and prints their figures
+# and our ratios; without them it prints no peer figure. Stand-ins for
+# llama.cpp's programs record their arguments and print known JSON lines
+# (the format of llama-bench -o jsonl and llama-batched-bench
+# --output-format jsonl), so the figures and the ratios can be checked.
+#
+#   peer-test.sh RBLN_BENCH MODELS_DIR
+set -euo pipefail
+bench=$1
+models=$2
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+cat >"$t/llama-bench" <<EOF
+#!/bin/sh
+echo "\$@" >"$t/lb.args"
+echo "llama_model_load: loading" >&2
+echo '{"n_prompt": 16, "n_gen": 0, "avg_ts": 100.5}'
+echo '{"n_prompt": 0, "n_gen": 4, "avg_ts": 20.25}'
+EOF
+cat >"$t/batched-bench" <<EOF
+#!/bin/sh
+echo "\$@" >"$t/bb.args"
+echo '{"n_kv_max": 832, "pp": 64, "tg": 4, "pl": 4, "speed_tg": 40.0}'
+echo '{"n_kv_max": 832, "pp": 64, "tg": 4, "pl": 8, "speed_tg": 80.0}'
+EOF
+printf '#!/bin/sh\nexit 3\n' >"$t/broken"
+chmod +x "$t/llama-bench" "$t/batched-bench" "$t/broken"
+: >"$t/m.gguf"
+common=(--model "tiny=$models/tiny-llama3" --tp 1 --prompt-len 16 --decode-steps 4
+	--work-dir "$t/w")
+
+out=$("$bench" "${common[@]}" --peer-llama-bench "$t/llama-bench" \
+	--peer-batched-bench "$t/batched-bench" --peer-model "$t/m.gguf" \
+	--peer-threads 3 --peer-vs tiny 2>/dev/null) || fail "rbln-bench with a peer: exit $?"
+printf '%s\n' "$out"
+grep -Eq '^llama\.cpp +100\.5 +20\.2 +40\.0 +80\.0$' <<<"$out" || fail "peer row"
+ours=$(grep -E '^tiny +1 ' <<<"$out") || fail "our row"
+ratio=$(grep -E '^ours / llama\.cpp +1 ' <<<"$out") || fail "ratio row"
+# The ratio of prefill is our prefill over 100.5.
+awk -v o="$(awk '{print $3}' <<<"$ours")" -v r="$(awk '{print $5 + 0}' <<<"$ratio")" \
+	'BEGIN { d = o / 100.5 - r; exit !(d < 0.01 && d > -0.01) }' ||
+	fail "prefill ratio $ratio for row $ours"
+grep -qx -- "-m $t/m.gguf -t 3 -p 16 -n 4 -r 3 -o jsonl" "$t/lb.args" ||
+	fail "llama-bench arguments: $(cat "$t/lb.args")"
+grep -q -- "-npp 64 -ntg 4 -npl 4,8 --output-format jsonl" "$t/bb.args" ||
+	fail "batched-bench arguments: $(cat "$t/bb.args")"
+
+out=$("$bench" "${common[@]}" 2>/dev/null) || fail "rbln-bench without a peer: exit $?"
+! grep -qi 'llama' <<<"$out" || fail "a peer figure without a peer"
+
+out=$("$bench" "${common[@]}" --peer-llama-bench "$t/broken" --peer-model "$t/m.gguf" \
+	2>/dev/null) || fail "rbln-bench with a failing peer: exit $?"
+grep -q "^peer: error: $t/broken failed (exit status 3)" <<<"$out" || fail "failing peer"
+
+rc=0
+err=$("$bench" --peer-llama-bench "$t/llama-bench" 2>&1) || rc=$?
+[ $rc = 2 ] && grep -q -- "--peer-model" <<<"$err" || fail "peer without a model: $rc $err"
+rc=0
+err=$("$bench" --peer-llama-bench "$t/none" --peer-model "$t/m.gguf" 2>&1) || rc=$?
+[ $rc = 2 ] && grep -q -- "--peer-llama-bench $t/none: No such file" <<<"$err" ||
+	fail "missing peer program: $rc $err"
+echo "PASS: rbln-bench runs its peer in the same run"
