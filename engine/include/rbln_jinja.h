@@ -9,6 +9,7 @@
 #define RBLN_JINJA_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "rbln_error.h"
@@ -22,7 +23,8 @@ int rbln_jinja_compile(const char *src, size_t len, const char *name,
 void rbln_jinja_free(struct rbln_jinja_template *t);
 
 struct rbln_jinja_options {
-	time_t now;	/* strftime_now's clock; 0 = the current time */
+	time_t now;		/* strftime_now's clock; 0 = the current time */
+	uint64_t max_steps;	/* evaluation budget; 0 = the default (20 million) */
 };
 
 /* Renders with the members of a JSON object as variables; *out is malloc'd. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * rbln-tokenize end to end: encoding, --add-special, --decode and --chat
- * against the reference outputs, and its exit codes on bad input.
+ * against the reference outputs, a list of named chat templates
+ * (--chat-template-name), and its exit codes on bad input.
  */
 #include <spawn.h>
 #include <stdio.h>
@@ -130,6 +131,35 @@ static void test_chat(void **state)
 	json_object_put(ref);
 }
 
+/* A list of named templates (it aborted every tool on a json-c assertion). */
+static void test_chat_template_list(void **state)
+{
+	static const char *const except[] = { "tokenizer_config.json", NULL };
+	char *dir = test_mkdtemp(), *cfg = test_join(dir, "tokenizer_config.json");
+	char *file = test_join(dir, "chat.json"), *out;
+
+	(void)state;
+	test_link_dir(test_model_path("tiny-llama3"), dir, except);
+	test_write_text(cfg, "{\"chat_template\": [{\"name\": \"default\", \"template\": "
+			"\"D:{{ messages[0].content }}\"}, {\"name\": \"tool_use\", \"template\": "
+			"\"T:{{ messages[0].content }}\"}]}");
+	test_write_text(file, "[{\"role\": \"user\", \"content\": \"hi\"}]");
+	assert_int_equal(run_cli((const char *[]){ "--model", dir, "--chat", file, NULL }, &out), 0);
+	assert_memory_equal(out, "D:hi\n", 5);
+	free(out);
+	assert_int_equal(run_cli((const char *[]){ "--model", dir, "--chat", file,
+						   "--chat-template-name", "tool_use", NULL }, &out), 0);
+	assert_memory_equal(out, "T:hi\n", 5);
+	free(out);
+	assert_int_equal(run_cli((const char *[]){ "--model", dir, "--chat", file,
+						   "--chat-template-name", "nope", NULL }, &out), 1);
+	free(out);
+	test_rmtree(dir);
+	free(dir);
+	free(cfg);
+	free(file);
+}
+
 static void test_errors(void **state)
 {
 	char *out;
@@ -152,6 +182,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_encode_and_decode),
 		cmocka_unit_test(test_chat),
+		cmocka_unit_test(test_chat_template_list),
 		cmocka_unit_test(test_errors),
 	};
 

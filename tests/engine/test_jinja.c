@@ -92,7 +92,7 @@ static const char render_vars[] = "{\"msgs\": [{\"role\": \"system\", \"content\
 static int render(const char *src, const char *vars_json, char **out, struct rbln_error *err)
 {
 	struct rbln_jinja_template *t;
-	struct rbln_jinja_options opt = { FIXED_NOW };
+	struct rbln_jinja_options opt = { .now = FIXED_NOW };
 	json_object *vars = json_tokener_parse(vars_json);
 	size_t len;
 	int rc;

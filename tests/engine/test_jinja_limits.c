@@ -155,6 +155,30 @@ static void test_step_budget_covers_filters_and_sets(void **state)
 	}
 }
 
+/* A caller may set a smaller budget (the fuzzer does); text built counts too. */
+static void test_caller_budget(void **state)
+{
+	const char *src = "{% for i in range(1000) %}{{ i }}{% endfor %}";
+	struct rbln_jinja_options opt = { .max_steps = 500 };
+	struct rbln_jinja_template *t;
+	struct rbln_error err = { 0 };
+	char *out;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(rbln_jinja_compile(src, strlen(src), "template", &t, &err), 0);
+	assert_true(rbln_jinja_render(t, NULL, &opt, &out, &len, &err) < 0);
+	test_assert_contains_all(err.msg, "budget of 500 steps", NULL);
+	opt.max_steps = 0;
+	assert_int_equal(rbln_jinja_render(t, NULL, &opt, &out, &len, &err), 0);
+	free(out);
+	rbln_jinja_free(t);
+	/* Each level re-escapes the last: 2^40 bytes of work without charging text. */
+	expect_error("re-escaping in recursive macros",
+		     "{% macro m(n) %}{{ [[m(n - 1) if n else 'x\\\\']] }}{% endmacro %}{{ m(40) }}",
+		     "budget", NULL);
+}
+
 /* The error unwinds past live scratch buffers: ASan's leak check sees them. */
 static void test_failed_render_frees_scratch(void **state)
 {
@@ -194,6 +218,7 @@ int main(void)
 		cmocka_unit_test(test_tree_depth),
 		cmocka_unit_test(test_evaluator_nesting),
 		cmocka_unit_test(test_step_budget_covers_filters_and_sets),
+		cmocka_unit_test(test_caller_budget),
 		cmocka_unit_test(test_failed_render_frees_scratch),
 		cmocka_unit_test(test_range_step_overflow),
 	};

@@ -97,29 +97,34 @@ static void test_replace_chain_capped(void **state)
 	free(norm);
 }
 
+/* Encoding 100 kB of `fill` with this pipeline stops at the growth cap. */
+static void expect_growth_capped(const char *normalizer, const char *pre_tokenizer, char fill)
+{
+	char *json = tokenizer_json(normalizer, pre_tokenizer, ""), *text = malloc(100000);
+	struct rbln_error err = { 0 };
+	struct rbln_tokenizer *tok = load(json, &err);
+
+	if (!tok)
+		fail_msg("%s", err.msg);
+	assert_non_null(text);
+	memset(text, fill, 100000);
+	expect_encode_error(tok, text, 100000, "grows more than 16-fold");
+	free(text);
+	rbln_tokenizer_free(tok);
+	free(json);
+}
+
 /* A long Replace content: one step grows 100 kB of spaces to 200 MB. */
 static void test_long_replacement_capped(void **state)
 {
-	char norm[2300], repl[2048], *json, *spaces;
-	struct rbln_error err = { 0 };
-	struct rbln_tokenizer *tok;
+	char norm[2300], repl[2048];
 
 	(void)state;
 	memset(repl, '_', sizeof(repl) - 1);
 	repl[sizeof(repl) - 1] = '\0';
 	snprintf(norm, sizeof(norm), "{\"type\": \"Replace\", \"pattern\": {\"String\": \" \"}, "
 		 "\"content\": \"%s\"}", repl);
-	json = tokenizer_json(norm, "null", "");
-	tok = load(json, &err);
-	if (!tok)
-		fail_msg("%s", err.msg);
-	spaces = malloc(100000);
-	assert_non_null(spaces);
-	memset(spaces, ' ', 100000);
-	expect_encode_error(tok, spaces, 100000, "grows more than 16-fold");
-	free(spaces);
-	rbln_tokenizer_free(tok);
-	free(json);
+	expect_growth_capped(norm, "null", ' ');
 }
 
 /*
@@ -128,26 +133,14 @@ static void test_long_replacement_capped(void **state)
  */
 static void test_pretokenizer_growth_capped(void **state)
 {
-	char *chain = doubling_chain(3), norm[1024], *json, *text;
-	struct rbln_error err = { 0 };
-	struct rbln_tokenizer *tok;
+	char *chain = doubling_chain(3), norm[1024];
 
 	(void)state;
 	chain[strlen(chain) - 2] = '\0';	/* reopen the list */
 	snprintf(norm, sizeof(norm), "%s, {\"type\": \"Replace\", \"pattern\": {\"String\": "
 		 "\"a\"}, \"content\": \"\\u00e9\"}]}", chain);
-	json = tokenizer_json(norm, "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, "
-			      "\"use_regex\": false}", "");
-	tok = load(json, &err);
-	if (!tok)
-		fail_msg("%s", err.msg);
-	text = malloc(100000);
-	assert_non_null(text);
-	memset(text, 'a', 100000);
-	expect_encode_error(tok, text, 100000, "grows more than 16-fold");
-	free(text);
-	rbln_tokenizer_free(tok);
-	free(json);
+	expect_growth_capped(norm, "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, "
+			     "\"use_regex\": false}", 'a');
 	free(chain);
 }
 

@@ -228,6 +228,18 @@ static void test_hf_checkpoint(void **state)
 	assert_true(serve_repository_load(f->repo, &repo, &err) < 0);
 	assert_contains_all(err.msg, "is neither a compiled model (rbln_config.json) nor a Hugging "
 			    "Face checkpoint", NULL);
+
+	/* The staging directory of a killed compile is named for what it is. */
+	{
+		char *stage = path_join(f->root, ".tiny.rbln-partial-Ab12Cd");
+
+		make_dir(stage);
+		snprintf(buf, sizeof(buf), "{\"model\": \"%s\"}", stage);
+		put(v, "model.json", buf);
+		assert_true(serve_repository_load(f->repo, &repo, &err) < 0);
+		assert_contains_all(err.msg, "field 'model'", "unfinished output of a compile", NULL);
+		free(stage);
+	}
 	free(d);
 	free(v);
 }

@@ -313,7 +313,7 @@ static int render(const struct rbln_chat_template *t, json_object *msgs,
 		  const struct rbln_chat_options *opt, char **text, size_t *text_len,
 		  struct rbln_error *err)
 {
-	struct rbln_jinja_options jopt = { opt ? opt->now : 0 };
+	struct rbln_jinja_options jopt = { .now = opt ? opt->now : 0 };
 	json_object *vars = json_object_new_object();
 	size_t i;
 	int rc;

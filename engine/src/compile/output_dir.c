@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <libgen.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,20 +23,6 @@ int output_create(const char *path, struct rbln_error *err)
 	if (fd < 0)
 		return rbln_error_set(err, -errno, "%s: cannot create: %s", path, strerror(errno));
 	return fd;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-/* Removes a tree without following symlinks (they are removed, not their targets). */
-static void remove_tree(const char *path)
-{
-	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* "dir/.base.rbln-partial-" for out_dir "dir/base", in a heap buffer. */
@@ -84,7 +69,7 @@ static void remove_dead_stages(const char *prefix)
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		/* A running compile holds its lock; a killed one released it. */
 		if (fd >= 0 && !flock(fd, LOCK_EX | LOCK_NB))
-			remove_tree(path);
+			rbln_remove_tree(path);
 		if (fd >= 0)
 			close(fd);
 		free(path);
@@ -214,7 +199,7 @@ int output_stage_commit(struct output_stage *st, struct rbln_error *err)
 	if (rc)
 		return rc;
 	if (old) {
-		remove_tree(old);
+		rbln_remove_tree(old);
 		free(old);
 	}
 	free(st->path);
@@ -226,7 +211,7 @@ int output_stage_commit(struct output_stage *st, struct rbln_error *err)
 void output_stage_abort(struct output_stage *st)
 {
 	if (st->path)
-		remove_tree(st->path);
+		rbln_remove_tree(st->path);
 	if (st->lock_fd >= 0)
 		close(st->lock_fd);
 	free(st->path);

@@ -15,7 +15,6 @@
 #include "jinja/jinja_internal.h"
 #include "util/utf8.h"
 
-#define MAX_STEPS 20000000u	/* evaluation budget of one render */
 #define MAX_MACRO_DEPTH 64
 /*
  * Nested evaluations (expressions, statements, macro calls, printing nested
@@ -62,9 +61,9 @@ static struct jv loop_attr(struct jctx *c, const struct jv *obj, const char *nam
 void jinja_charge(struct jctx *c, uint64_t steps)
 {
 	c->steps += steps;
-	if (c->steps > MAX_STEPS)
-		jinja_fail(c, 0, "evaluation budget of %u steps exceeded (endless loop?)",
-			   MAX_STEPS);
+	if (c->steps > c->max_steps)
+		jinja_fail(c, 0, "evaluation budget of %llu steps exceeded (endless loop?)",
+			   (unsigned long long)c->max_steps);
 }
 
 static void tick(struct jctx *c, int line)

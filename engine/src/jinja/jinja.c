@@ -15,6 +15,7 @@
 #include <pcre2.h>
 
 #define RENDER_MEMORY_LIMIT ((size_t)256 << 20)
+#define RENDER_MAX_STEPS 20000000u	/* evaluation budget of one render */
 
 int rbln_jinja_compile(const char *src, size_t len, const char *name,
 		       struct rbln_jinja_template **out, struct rbln_error *err)
@@ -118,6 +119,7 @@ int rbln_jinja_render(const struct rbln_jinja_template *t, const struct json_obj
 	c->name = t->name;
 	c->err = err;
 	c->now = opt ? opt->now : 0;
+	c->max_steps = opt && opt->max_steps ? opt->max_steps : RENDER_MAX_STEPS;
 	if (setjmp(c->fail)) {
 		rc = err && err->code ? err->code : -EINVAL;
 	} else {

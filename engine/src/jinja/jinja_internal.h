@@ -201,6 +201,7 @@ struct jctx {
 	struct rbln_error *err;
 	jmp_buf fail;
 	uint64_t steps;		/* evaluation budget against runaway templates */
+	uint64_t max_steps;
 	int depth;		/* macro recursion */
 	int nesting;		/* nested evaluations, bounded to protect the stack */
 	time_t now;

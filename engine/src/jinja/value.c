@@ -20,7 +20,12 @@ void *jalloc(struct jctx *c, size_t n)
 
 void jout(struct jctx *c, struct rbln_strbuf *sb, const void *p, size_t n)
 {
-	/* Rendering is bounded so a template cannot exhaust memory. */
+	/*
+	 * Rendering is bounded so a template cannot exhaust memory, and text
+	 * built is charged to the step budget: each level of a recursive
+	 * macro may re-escape a long string (repr doubles the backslashes).
+	 */
+	jinja_charge(c, 1 + n / 256);
 	if (sb->len + n > (64u << 20) || rbln_strbuf_append(sb, p, n))
 		jinja_fail(c, 0, "output exceeds 64 MiB or out of memory");
 }

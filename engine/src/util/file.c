@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,28 @@ void rbln_file_unmap(struct rbln_mapping *map)
 		munmap((void *)map->addr, map->len);
 	map->addr = NULL;
 	map->len = 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void rbln_remove_tree(const char *path)
+{
+	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+bool rbln_dir_has(const char *dir, const char *name)
+{
+	char *p = rbln_path_join(dir, name);
+	bool ok = p && rbln_file_exists(p);
+
+	free(p);
+	return ok;
 }
 
 bool rbln_file_exists(const char *path)

@@ -36,6 +36,10 @@ int rbln_file_map(const char *path, struct rbln_mapping *map, struct rbln_error 
 void rbln_file_unmap(struct rbln_mapping *map);
 
 bool rbln_file_exists(const char *path);
+/* Whether dir/name exists. */
+bool rbln_dir_has(const char *dir, const char *name);
+/* Removes a tree, never following symlinks (they are removed, not their targets). */
+void rbln_remove_tree(const char *path);
 
 /*
  * Reads exactly @n bytes at offset @off of @fd (retrying short reads and

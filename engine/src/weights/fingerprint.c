@@ -156,15 +156,6 @@ int rbln_checkpoint_fingerprint(const char *hf_dir, char out[RBLN_FINGERPRINT_LE
 	return 0;
 }
 
-static bool has_entry(const char *dir, const char *name)
-{
-	char *p = rbln_path_join(dir, name);
-	bool ok = p && rbln_file_exists(p);
-
-	free(p);
-	return ok;
-}
-
 int rbln_compiled_dir_explain(const char *dir, struct rbln_error *err)
 {
 	char *copy = strdup(dir);
@@ -179,7 +170,7 @@ int rbln_compiled_dir_explain(const char *dir, struct rbln_error *err)
 				      "%s: the unfinished output of a compile (killed, failed or "
 				      "still running), not a model: compile again (the next "
 				      "compile of the same output removes it)", dir);
-	if (!has_entry(dir, "rbln_config.json") && has_entry(dir, "rank_0"))
+	if (!rbln_dir_has(dir, "rbln_config.json") && rbln_dir_has(dir, "rank_0"))
 		return rbln_error_set(err, -EINVAL,
 				      "%s: an incomplete compiled model (rank_0/ but no "
 				      "rbln_config.json): an interrupted compile? remove it and "
@@ -199,7 +190,7 @@ int rbln_compiled_dir_check(const char *compiled_dir, const char *want,
 	rc = rbln_compiled_dir_explain(compiled_dir, err);
 	if (rc)
 		return rc;
-	if (!has_entry(compiled_dir, "rbln_config.json"))
+	if (!rbln_dir_has(compiled_dir, "rbln_config.json"))
 		return rbln_error_set(err, -EINVAL, "%s: not a compiled model (no "
 				      "rbln_config.json)", compiled_dir);
 	path = rbln_path_join(compiled_dir, RBLN_FINGERPRINT_FILE);

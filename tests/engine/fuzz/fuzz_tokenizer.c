@@ -6,7 +6,11 @@
  *  - byte-level BPE (Llama 3) round-trips any valid UTF-8 text exactly;
  *  - streaming decoding yields whole UTF-8 pieces and, for ids that came
  *    from encoding, exactly the text of whole-sequence decoding;
- *  - arbitrary ids decode without crashing.
+ *  - arbitrary ids decode without crashing;
+ *  - with mode bit 8, the input is a tokenizer.json's "normalizer" and
+ *    "pre_tokenizer" fields, a NUL, then a text: any pipeline either fails
+ *    to load or encodes with a message on failure, within the growth cap
+ *    (chained Replace, long replacements) and the regex limits.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -134,14 +138,53 @@ static void check_ids(const struct rbln_tokenizer *tok, const uint8_t *data, siz
 	free(ids);
 }
 
+/* A small BPE model around the fuzzed pipeline fields (data: "...fields...\0text"). */
+static void check_pipeline(const uint8_t *data, size_t size)
+{
+	static const char head[] =
+		"{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"_\": 2, "
+		"\"\\u2581\": 3, \"\\u0120\": 4, \"<unk>\": 5}, \"merges\": [], "
+		"\"unk_token\": \"<unk>\"}, ";
+	const uint8_t *sep = memchr(data, 0, size);
+	struct rbln_tokenizer *tok = NULL;
+	struct rbln_error err = { 0 };
+	struct rbln_ids ids = { 0 };
+	size_t flen, tlen;
+	char *json;
+
+	if (!sep)
+		return;
+	flen = (size_t)(sep - data);
+	tlen = size - flen - 1;
+	json = malloc(sizeof(head) + flen + 2);
+	if (!json)
+		abort();
+	memcpy(json, head, sizeof(head) - 1);
+	memcpy(json + sizeof(head) - 1, data, flen);
+	memcpy(json + sizeof(head) - 1 + flen, "}", 2);
+	if (rbln_tokenizer_load_json(json, strlen(json), "tokenizer.json", NULL, &tok, &err)) {
+		if (!err.msg[0])
+			abort();
+	} else {
+		if (rbln_tokenizer_encode(tok, (const char *)sep + 1, tlen, 0, &ids, &err) &&
+		    !err.msg[0])
+			abort();
+		rbln_ids_free(&ids);
+		rbln_tokenizer_free(tok);
+	}
+	free(json);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned mode;
 
-	if (!size)
+	if (!size || size > 8192)
 		return 0;
 	mode = data[0];
-	if (mode & 4)
+	if (mode & 8)
+		check_pipeline(data + 1, size - 1);
+	else if (mode & 4)
 		check_ids(toks[mode & 1], data + 1, size - 1);
 	else
 		check_text(toks[mode & 1], (mode & 1) == 0, (const char *)data + 1, size - 1,
