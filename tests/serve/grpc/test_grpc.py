@@ -158,6 +158,11 @@ def check_infer(st):
            "greedy text agrees with transformers' reference", (excl, ref["greedy_text"]))
     r = st.ModelInfer(gl.infer_request(pb, prompt, sampling=GREEDY, exclude=True))
     tap.eq(gl.text_of(r), excl, "exclude_input_in_output true: the completion only")
+    for algo in (grpc.Compression.Gzip, grpc.Compression.Deflate):
+        r = st.ModelInfer(gl.infer_request(pb, prompt, sampling=GREEDY, exclude=True),
+                          compression=algo)
+        tap.eq(gl.text_of(r), excl, f"a {algo.name}-compressed request: the same answer "
+               "(tritonclient's compression_algorithm)")
     # not streaming on ModelStreamInfer: one response with the whole text, final
     res = stream_texts(st, [gl.infer_request(pb, prompt, sampling=GREEDY, exclude=True,
                                              request_id="w")])
