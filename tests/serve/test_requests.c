@@ -311,7 +311,13 @@ static void test_infer_llama2_curl(void **state)
 	serve_request_free(&r);
 	/* as the translated page prints it: curly quotes are not JSON */
 	assert_contains_all(infer_err(&cfg_llama2, "{\xe2\x80\x9cinputs\xe2\x80\x9d: []}", &err),
-			    "request body: malformed JSON at line 1 column 2", NULL);
+			    "request body: malformed JSON at line 1 column 2: unexpected character "
+			    "U+201C", NULL);
+	/* columns count characters; a byte that is not UTF-8 is named as such */
+	assert_contains_all(infer_err(&cfg_llama2, "{\"\xc3\xa9\": x}", &err),
+			    "malformed JSON at line 1 column 7: unexpected character 'x'", NULL);
+	assert_contains_all(infer_err(&cfg_llama2, "{\"id\": \"\xff\"}", &err),
+			    "malformed JSON at line 1 column 9: invalid UTF-8 (byte 0xff)", NULL);
 }
 
 /* tritonclient.http's default: binary tensor data, three prompts in a [3, 1] tensor. */

@@ -8,11 +8,13 @@
 #include <stdlib.h>
 
 #include "file.h"
+#include "utf8.h"
 
 /* json-c defaults to 32 levels; real configs need few, and a bound keeps
  * hostile input from recursing deeply. */
 #define JSON_MAX_DEPTH 64
 
+/* Line and column (in characters, as editors count them) of a byte offset. */
 static void offset_to_line_col(const char *text, size_t off, size_t *line, size_t *col)
 {
 	size_t i;
@@ -23,10 +25,38 @@ static void offset_to_line_col(const char *text, size_t off, size_t *line, size_
 		if (text[i] == '\n') {
 			(*line)++;
 			*col = 1;
-		} else {
-			(*col)++;
+		} else if (((unsigned char)text[i] & 0xc0) != 0x80) {
+			(*col)++;	/* UTF-8 continuation bytes belong to the character before */
 		}
 	}
+}
+
+/*
+ * Why json-c stopped at byte `at`.  json-c calls a character it does not
+ * expect "invalid utf-8 string" when it is not ASCII, even when it is
+ * valid UTF-8 (curly quotes copied from a web page): name the character.
+ */
+static void stop_reason(const char *text, size_t len, size_t at, enum json_tokener_error jerr,
+			char *buf, size_t n)
+{
+	size_t adv;
+	uint32_t cp;
+
+	if ((jerr == json_tokener_error_parse_utf8_string ||
+	     jerr == json_tokener_error_parse_unexpected) && at < len) {
+		if (rbln_utf8_next(text + at, len - at, &adv, &cp) == RBLN_UTF8_OK) {
+			if (cp > 0x20 && cp < 0x7f)
+				snprintf(buf, n, "unexpected character '%c'", (char)cp);
+			else
+				snprintf(buf, n, "unexpected character U+%04X", (unsigned)cp);
+			return;
+		}
+		if (jerr == json_tokener_error_parse_utf8_string) {
+			snprintf(buf, n, "invalid UTF-8 (byte 0x%02x)", (unsigned char)text[at]);
+			return;
+		}
+	}
+	snprintf(buf, n, "%s", json_tokener_error_desc(jerr));
 }
 
 static bool only_space(const char *s, size_t n)
@@ -46,6 +76,7 @@ int rbln_json_parse(const char *text, size_t len, const char *name, json_object 
 	enum json_tokener_error jerr;
 	json_object *obj;
 	size_t end, line, col;
+	char why[64];
 
 	*out = NULL;
 	if (len > INT32_MAX)
@@ -64,8 +95,9 @@ int rbln_json_parse(const char *text, size_t len, const char *name, json_object 
 			return rbln_error_set(err, -EINVAL, "%s: malformed JSON: unexpected end of input",
 					      name);
 		offset_to_line_col(text, end < len ? end : len, &line, &col);
+		stop_reason(text, len, end, jerr, why, sizeof(why));
 		return rbln_error_set(err, -EINVAL, "%s: malformed JSON at line %zu column %zu: %s",
-				      name, line, col, json_tokener_error_desc(jerr));
+				      name, line, col, why);
 	}
 	if (!only_space(text + end, len - end)) {
 		json_object_put(obj);

@@ -158,6 +158,11 @@ def check_infer(st):
            "greedy text agrees with transformers' reference", (excl, ref["greedy_text"]))
     r = st.ModelInfer(gl.infer_request(pb, prompt, sampling=GREEDY, exclude=True))
     tap.eq(gl.text_of(r), excl, "exclude_input_in_output true: the completion only")
+    for algo in (grpc.Compression.Gzip, grpc.Compression.Deflate):
+        r = st.ModelInfer(gl.infer_request(pb, prompt, sampling=GREEDY, exclude=True),
+                          compression=algo)
+        tap.eq(gl.text_of(r), excl, f"a {algo.name}-compressed request: the same answer "
+               "(tritonclient's compression_algorithm)")
     # not streaming on ModelStreamInfer: one response with the whole text, final
     res = stream_texts(st, [gl.infer_request(pb, prompt, sampling=GREEDY, exclude=True,
                                              request_id="w")])
@@ -203,7 +208,9 @@ def check_interleaved(st):
            "interleaved: the requests' responses alternate on the stream", order)
 
 
-def check_bad_input(st):
+def check_bad_input(srv, st):
+    m0 = srv.metrics()
+
     def code_and_details(rq):
         e = rpc_error(st.ModelInfer, rq, timeout=30)
         return (e.code(), e.details()) if e else (None, None)
@@ -244,6 +251,10 @@ def check_bad_input(st):
     t.contents.bool_contents.append(False)
     r = st.ModelInfer(rq, timeout=60)
     tap.eq(gl.text_of(r), alone(st, PROMPTS[1]), "tensors in typed contents: the same answer")
+    m = srv.metrics()
+    tap.eq(gauge(m, "nv_inference_request_failure", model="vllm_model", reason="OTHER") -
+           gauge(m0, "nv_inference_request_failure", model="vllm_model", reason="OTHER"), 5,
+           "the five bad requests for vllm_model count as failures (OTHER)")
     big = gl.infer_request(pb, "x" * (2 << 20), sampling=GREEDY)
     code, det = code_and_details(big)
     tap.ok(code == grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -351,7 +362,7 @@ def main():
             check_tutorial_stream(st)
             check_infer(st)
             check_interleaved(st)
-            check_bad_input(st)
+            check_bad_input(srv, st)
             check_cancel(srv, st)
             check_deadline(srv, st)
             check_concurrent(st)

@@ -230,8 +230,10 @@ static int start_job(struct grpc_callctx *c, struct grpc_req *q, struct serve_re
 	if (dl && (!r->timeout_us || dl < r->timeout_us))
 		r->timeout_us = dl;
 	rc = serve_request_build(&m->text, r, &b, err);
-	if (rc)
+	if (rc) {
+		atomic_fetch_add(&m->metrics.failure[SERVE_FAIL_OTHER], 1);
 		return rc;
+	}
 	if (atomic_load(&s->draining) || serve_model_state(m) != SERVE_MODEL_READY) {
 		atomic_fetch_add(&m->metrics.failure[SERVE_FAIL_REJECTED], 1);
 		serve_built_free(&b);
@@ -290,6 +292,9 @@ void grpc_infer_request(struct grpc_callctx *c, const grpc_byte_buffer *msg)
 	rc = q->model ? serve_grpc_parse_infer(&q->model->entry->config, rq,
 					       c->kind == GRPC_CALL_STREAM, &r, &o, &err)
 		      : err.code;
+	/* a bad request for a model counts among its failures (Triton's OTHER) */
+	if (rc && q->model)
+		atomic_fetch_add(&q->model->metrics.failure[SERVE_FAIL_OTHER], 1);
 	q->empty_final = !rc && o.empty_final;
 	if (!rc) {
 		rc = start_job(c, q, &r, &o, &err);
