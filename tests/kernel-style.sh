@@ -27,7 +27,9 @@ else
 			'*/scripts/const_structs.checkpatch' '*/scripts/kernel-doc' ||
 			flunk "extracting scripts from $tarball"
 	fi
-	mapfile -t srcs < <(git ls-files 'driver/*.c' 'driver/*.h' 'driver/**/*.c' 'driver/**/*.h' | sort -u)
+	# Every C file of the driver (find, not git: a `git archive` copy has no .git).
+	mapfile -t srcs < <(find driver -name '*.[ch]' -type f | sort)
+	[ ${#srcs[@]} -gt 0 ] || flunk "no driver sources found"
 	out=$(cd "$work" && perl scripts/checkpatch.pl --no-tree --strict --terse --show-types \
 		-f "${srcs[@]/#/$top/}" 2>&1)
 	rm -f "$work"/.checkpatch-camelcase.* "$top"/.checkpatch-camelcase.*
