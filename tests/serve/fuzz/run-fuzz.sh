@@ -29,17 +29,17 @@ mkdir -p "$work/obj"
 
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 cflags="-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra $san \
-	-I$src/engine/include -I$src/engine/src $(pkg-config --cflags json-c libpcre2-8 libmicrohttpd)"
-libs="$(pkg-config --libs json-c libpcre2-8 libmicrohttpd) -lpthread -lm"
+	-I$src/engine/include -I$src/engine/src $(pkg-config --cflags json-c libpcre2-8 libmicrohttpd nettle)"
+libs="$(pkg-config --libs json-c libpcre2-8 libmicrohttpd nettle) -lpthread -lm"
 
 echo "building in $work"
 objs=""
 # The model-loading front end (engine_front_sources in engine/meson.build,
 # with the rbln_config.json reader and the sampling parameters) and the
 # serving layer; not the compiler or runtime, which need libnpu.
-for d in util config weights tokenizer jinja chat serve program/compiled_config.c \
-	 sample/sampling_params.c; do
-	for f in $(find "$src/engine/src/$d" -name '*.c' | sort); do
+# (serve's own folder only: its gRPC transport, serve/grpc/, is not fuzzed here.)
+for d in util config weights tokenizer jinja chat serve; do
+	for f in $(find "$src/engine/src/$d" -maxdepth 1 -name '*.c' | sort); do
 		o="$work/obj/$(echo "${f#$src/}" | tr / _).o"
 		$cc $cflags -fsanitize=fuzzer-no-link -c "$f" -o "$o"
 		objs="$objs $o"
