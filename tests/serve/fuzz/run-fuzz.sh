@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the serving layer's libFuzzer targets (config.pbtxt reader, request
-# bodies) with clang's libFuzzer, AddressSanitizer and UBSan, outside the
+# bodies, gRPC inference requests) with clang's libFuzzer, AddressSanitizer and UBSan, outside the
 # source tree, and runs each for SECONDS (default 120), printing the
 # executions per second.
 #
@@ -26,10 +26,16 @@ esac
 [ -d "$models/tiny-llama3" ] || { echo "run-fuzz.sh: no models at $models" >&2; exit 1; }
 mkdir -p "$work/obj"
 
+# The gRPC messages, generated as the build does (engine/meson.build).
+mkdir -p "$work/gen"
+protoc-c --c_out="$work/gen" --proto_path="$src/engine/src/serve/proto" \
+	grpc_service.proto model_config.proto
+
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+pkgs="json-c libpcre2-8 libmicrohttpd grpc libprotobuf-c"
 cflags="-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra $san \
-	-I$src/engine/include -I$src/engine/src $(pkg-config --cflags json-c libpcre2-8 libmicrohttpd)"
-libs="$(pkg-config --libs json-c libpcre2-8 libmicrohttpd) -lpthread -lm"
+	-I$src/engine/include -I$src/engine/src -I$work/gen $(pkg-config --cflags $pkgs)"
+libs="$(pkg-config --libs $pkgs) -lpthread -lm"
 
 echo "building in $work"
 objs=""
@@ -42,8 +48,13 @@ for d in util config weights tokenizer jinja chat serve; do
 		objs="$objs $o"
 	done
 done
+for f in "$work"/gen/*.pb-c.c; do
+	o="$work/obj/gen_$(basename "$f").o"
+	$cc $cflags -fsanitize=fuzzer-no-link -c "$f" -o "$o"
+	objs="$objs $o"
+done
 
-for t in pbtxt request; do
+for t in pbtxt request grpc; do
 	$cc $cflags -fsanitize=fuzzer "$here/fuzz_$t.c" $objs $libs -o "$work/fuzz_$t"
 	mkdir -p "$work/corpus-$t"
 done
@@ -62,8 +73,29 @@ printf '\002\002\136\000{"inputs":[{"name":"prompt","shape":[1,1],"datatype":"BY
 seed completions '\003\000\000\000{"model": "tiny", "prompt": ["import os", [4085, 474]], "max_tokens": 7, "n": 2, "logprobs": 2, "echo": true, "stop": "\\n"}'
 seed chat '\004\000\000\000{"messages": [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]}, {"role": "user", "content": "What is the first letter of English alphabets?"}], "temperature": 0, "top_logprobs": 2, "logprobs": true}'
 
+# gRPC seeds: tritonclient-style requests (raw tensors), the first byte 1 for a
+# stream; protoc-c encodes them from text format.
+gseed() {
+	{ printf '\001'; printf '%b' "$2" | protoc-c --encode=inference.ModelInferRequest \
+		--proto_path="$src/engine/src/serve/proto" grpc_service.proto; } \
+		> "$work/corpus-grpc/$1"
+}
+gseed tutorial 'model_name: "vllm_model" id: "req-0"
+inputs { name: "text_input" datatype: "BYTES" shape: 1 }
+inputs { name: "stream" datatype: "BOOL" shape: 1 }
+inputs { name: "sampling_parameters" datatype: "BYTES" shape: 1 }
+raw_input_contents: "\\005\\000\\000\\000Hello"
+raw_input_contents: "\\001"
+raw_input_contents: "\\022\\000\\000\\000{\\"temperature\\": 0}"
+outputs { name: "text_output" }'
+gseed typed 'model_name: "vllm_model"
+parameters { key: "triton_enable_empty_final_response" value { bool_param: true } }
+inputs { name: "text_input" datatype: "BYTES" shape: 1 contents { bytes_contents: "Hi" } }
+inputs { name: "stream" datatype: "BOOL" shape: 1 contents { bool_contents: false } }
+inputs { name: "exclude_input_in_output" datatype: "BOOL" shape: 1 contents { bool_contents: true } }'
+
 summary=""
-for t in pbtxt request; do
+for t in pbtxt request grpc; do
 	echo "== fuzz_$t for ${seconds}s"
 	log="$work/fuzz_$t.log"
 	(cd "$work" && ./fuzz_$t -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
