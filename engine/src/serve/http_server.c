@@ -289,7 +289,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
 		serve_guard_body_done(c);
 	}
 	if (cx->route.kind == SERVE_R_NOT_FOUND)
-		return serve_http_error(c, MHD_HTTP_NOT_FOUND, "Not Found", false);
+		return serve_http_error(c, MHD_HTTP_NOT_FOUND, "Not Found", !strncmp(url, "/v1/", 4));
 	if (!cx->method_ok)
 		return serve_http_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed",
 					is_openai(cx->route.kind));

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Builds the serving layer's libFuzzer targets (config.pbtxt reader, request
-# bodies, raw bytes to the HTTP port) with clang's libFuzzer,
-# AddressSanitizer and UBSan, outside the source tree, and runs each for
-# SECONDS (default 120) with its dictionary (TARGET.dict here) and seeds,
-# printing the executions per second.
+# bodies, raw bytes to the HTTP port, gRPC inference requests) with clang's
+# libFuzzer, AddressSanitizer and UBSan, outside the source tree, and runs
+# each for SECONDS (default 120) with its dictionary (TARGET.dict here) and
+# seeds, printing the executions per second.
 #
 #   tests/serve/fuzz/run-fuzz.sh [SECONDS]
 #
@@ -27,26 +27,36 @@ esac
 [ -d "$models/tiny-llama3" ] || { echo "run-fuzz.sh: no models at $models" >&2; exit 1; }
 mkdir -p "$work/obj"
 
+# The gRPC messages, generated as the build does (engine/meson.build).
+mkdir -p "$work/gen"
+protoc-c --c_out="$work/gen" --proto_path="$src/engine/src/serve/grpc/proto" \
+	grpc_service.proto model_config.proto
+
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+pkgs="json-c libpcre2-8 libmicrohttpd grpc libprotobuf-c nettle"
 cflags="-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra $san \
-	-I$src/engine/include -I$src/engine/src $(pkg-config --cflags json-c libpcre2-8 libmicrohttpd nettle)"
-libs="$(pkg-config --libs json-c libpcre2-8 libmicrohttpd nettle) -lpthread -lm"
+	-I$src/engine/include -I$src/engine/src -I$work/gen $(pkg-config --cflags $pkgs)"
+libs="$(pkg-config --libs $pkgs) -lpthread -lm"
 
 echo "building in $work"
 objs=""
 # The model-loading front end (engine_front_sources in engine/meson.build,
 # with the rbln_config.json reader and the sampling parameters) and the
 # serving layer; not the compiler or runtime, which need libnpu.
-# (serve's own folder only: its gRPC transport, serve/grpc/, is not fuzzed here.)
 for d in util config weights tokenizer jinja chat serve; do
-	for f in $(find "$src/engine/src/$d" -maxdepth 1 -name '*.c' | sort); do
+	for f in $(find "$src/engine/src/$d" -name '*.c' | sort); do
 		o="$work/obj/$(echo "${f#$src/}" | tr / _).o"
 		$cc $cflags -fsanitize=fuzzer-no-link -c "$f" -o "$o"
 		objs="$objs $o"
 	done
 done
+for f in "$work"/gen/*.pb-c.c; do
+	o="$work/obj/gen_$(basename "$f").o"
+	$cc $cflags -fsanitize=fuzzer-no-link -c "$f" -o "$o"
+	objs="$objs $o"
+done
 
-for t in pbtxt request http; do
+for t in pbtxt request http grpc; do
 	$cc $cflags -fsanitize=fuzzer "$here/fuzz_$t.c" $objs $libs -o "$work/fuzz_$t"
 	mkdir -p "$work/corpus-$t"
 done
@@ -97,6 +107,30 @@ hseed pipelined 'GET /v2/health/ready HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models 
 
 summary=""
 for t in pbtxt request http; do
+
+# gRPC seeds: tritonclient-style requests (raw tensors), the first byte 1 for a
+# stream; protoc-c encodes them from text format.
+gseed() {
+	{ printf '\001'; printf '%b' "$2" | protoc-c --encode=inference.ModelInferRequest \
+		--proto_path="$src/engine/src/serve/grpc/proto" grpc_service.proto; } \
+		> "$work/corpus-grpc/$1"
+}
+gseed tutorial 'model_name: "vllm_model" id: "req-0"
+inputs { name: "text_input" datatype: "BYTES" shape: 1 }
+inputs { name: "stream" datatype: "BOOL" shape: 1 }
+inputs { name: "sampling_parameters" datatype: "BYTES" shape: 1 }
+raw_input_contents: "\\005\\000\\000\\000Hello"
+raw_input_contents: "\\001"
+raw_input_contents: "\\022\\000\\000\\000{\\"temperature\\": 0}"
+outputs { name: "text_output" }'
+gseed typed 'model_name: "vllm_model"
+parameters { key: "triton_enable_empty_final_response" value { bool_param: true } }
+inputs { name: "text_input" datatype: "BYTES" shape: 1 contents { bytes_contents: "Hi" } }
+inputs { name: "stream" datatype: "BOOL" shape: 1 contents { bool_contents: false } }
+inputs { name: "exclude_input_in_output" datatype: "BOOL" shape: 1 contents { bool_contents: true } }'
+
+summary=""
+for t in pbtxt request http grpc; do
 	echo "== fuzz_$t for ${seconds}s"
 	log="$work/fuzz_$t.log"
 	dict=""

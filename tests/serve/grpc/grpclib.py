@@ -7,8 +7,10 @@ tritonclient.grpc sends tensors).
 
 Run with Debian's /usr/bin/python3 (python3-grpcio); nothing from PyPI.
 """
+import atexit
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -25,6 +27,7 @@ PROTO_DIR = os.path.normpath(os.path.join(HERE, "..", "..", "..", "engine", "src
 def generate_client(tap):
     """Generates the Python modules from our .proto files; returns (pb, pb_grpc, grpc)."""
     out = tempfile.mkdtemp(prefix="rbln-grpc-py.")
+    atexit.register(shutil.rmtree, out, True)
     cmd = [sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO_DIR}", f"--python_out={out}",
            f"--grpc_python_out={out}", "grpc_service.proto", "model_config.proto"]
     r = subprocess.run(cmd, capture_output=True, text=True)

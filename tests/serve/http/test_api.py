@@ -500,6 +500,11 @@ def check_stats_and_model_id(srv):
     err = b.get("error") if isinstance(b, dict) else None
     tap.ok(st == 404 and isinstance(err, dict) and "nope" in err.get("message", "") and
            err.get("type"), "GET /v1/models/nope: 404 with OpenAI's error object", (st, b))
+    st, hd, data = srv.request("POST", "/v1/embeddings", b"{}")
+    b = sl.parse_json(data)
+    err = b.get("error") if isinstance(b, dict) else None
+    tap.ok(st == 404 and isinstance(err, dict) and err.get("message") and "type" in err and
+           "code" in err, "an unknown /v1 route: 404 with OpenAI's error object", (st, b))
 
 
 def main():
