@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/grpc_infer.h"
+#include "serve/grpc/grpc_infer.h"
 #include "serve/request_build.h"
 
 static struct serve_model_config cfg;

@@ -105,8 +105,6 @@ hseed half 'POST /v2/models/tiny/generate HTTP/1.1\r\nHost: x\r\nX-Slow: a'
 hseed tls '\026\003\001\002\000\001\000\001\374\003\003'
 hseed pipelined 'GET /v2/health/ready HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\n'"$key"'\r\n'
 
-summary=""
-for t in pbtxt request http; do
 
 # gRPC seeds: tritonclient-style requests (raw tensors), the first byte 1 for a
 # stream; protoc-c encodes them from text format.
