@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "http_guard.h"
 #include "job.h"
 #include "responses.h"
@@ -184,17 +185,6 @@ static const char *ambiguous_framing(struct MHD_Connection *c)
 	return NULL;
 }
 
-/* Compares in time that depends on the key's length only, not on where they differ. */
-static bool same_secret(const char *given, const char *key)
-{
-	size_t lg = strlen(given), lk = strlen(key), i;
-	unsigned char diff = lg != lk;
-
-	for (i = 0; i < lk; i++)
-		diff |= (unsigned char)key[i] ^ (unsigned char)(i < lg ? given[i] : 0);
-	return !diff;
-}
-
 /* --api-key: "Authorization: Bearer KEY", as vLLM's server and OpenAI clients send it. */
 static bool authorized(const struct serve_server *s, struct MHD_Connection *c,
 		       enum serve_route_kind k)
@@ -204,11 +194,7 @@ static bool authorized(const struct serve_server *s, struct MHD_Connection *c,
 	if (!s->opt.api_key || k == SERVE_R_LIVE || k == SERVE_R_READY)
 		return true;
 	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-	if (!h || strncasecmp(h, "Bearer ", 7))
-		return false;
-	for (h += 7; *h == ' '; h++)
-		;
-	return same_secret(h, s->opt.api_key);
+	return h && serve_bearer_matches(h, strlen(h), s->opt.api_key);
 }
 
 /* An answer before the body was read: the connection closes after it. */

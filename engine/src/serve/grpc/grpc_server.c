@@ -12,6 +12,8 @@
  */
 #include "grpc_internal.h"
 
+#include "serve/auth.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,6 +343,31 @@ static void on_recv(struct grpc_tag *t, bool ok)
 	grpc_callctx_unref(c);
 }
 
+/*
+ * --api-key, as on the HTTP port: every method but the health ones needs
+ * the metadata "authorization: Bearer KEY" (tritonclient: headers=...).
+ */
+static bool authorized(const struct serve_grpc *g, const struct grpc_callctx *c)
+{
+	static const char *const open_methods[] = { "ServerLive", "ServerReady", "ModelReady" };
+	const char *key = g->srv->opt.api_key;
+
+	if (!key)
+		return true;
+	for (size_t i = 0; i < sizeof(open_methods) / sizeof(open_methods[0]); i++)
+		if (!strcmp(c->method, open_methods[i]))
+			return true;
+	for (size_t i = 0; i < c->md.count; i++) {
+		const grpc_metadata *m = &c->md.metadata[i];
+
+		if (GRPC_SLICE_LENGTH(m->key) == 13 &&
+		    !memcmp(GRPC_SLICE_START_PTR(m->key), "authorization", 13))
+			return serve_bearer_matches((const char *)GRPC_SLICE_START_PTR(m->value),
+						    GRPC_SLICE_LENGTH(m->value), key);
+	}
+	return false;
+}
+
 static void on_new(struct grpc_tag *t, bool ok)
 {
 	struct grpc_callctx *c = CALL_OF(t, t_new);
@@ -365,6 +392,12 @@ static void on_new(struct grpc_tag *t, bool ok)
 	ops[0].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
 	ops[0].data.recv_close_on_server.cancelled = &c->cancelled;
 	start(c, ops, 1, &c->t_close);
+	if (!authorized(g, c)) {
+		grpc_call_finish(c, GRPC_STATUS_UNAUTHENTICATED, "this server needs its API key: "
+				 "send the metadata 'authorization: Bearer KEY'");
+		grpc_callctx_unref(c);
+		return;
+	}
 	if (!strcmp(c->method, "ModelInfer")) {
 		c->kind = GRPC_CALL_INFER;
 	} else if (!strcmp(c->method, "ModelStreamInfer")) {
@@ -488,7 +521,15 @@ int serve_grpc_start(struct serve_server *s, const struct serve_grpc_options *o,
 	grpc_server_register_completion_queue(g->server, g->cq, NULL);
 	snprintf(addr, sizeof(addr), strchr(s->opt.host, ':') ? "[%s]:%u" : "%s:%u",
 		 s->opt.host, o->port);
-	creds = grpc_insecure_server_credentials_create();
+	if (s->tls_cert && s->tls_key) {
+		/* --ssl-certfile/--ssl-keyfile: TLS on the gRPC port too */
+		grpc_ssl_pem_key_cert_pair pair = { .private_key = s->tls_key,
+						    .cert_chain = s->tls_cert };
+
+		creds = grpc_ssl_server_credentials_create(NULL, &pair, 1, 0, NULL);
+	} else {
+		creds = grpc_insecure_server_credentials_create();
+	}
 	port = grpc_server_add_http2_port(g->server, addr, creds);
 	grpc_server_credentials_release(creds);
 	if (port <= 0) {
