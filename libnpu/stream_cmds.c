@@ -11,6 +11,12 @@
 
 #include "stream_internal.h"
 
+/* libnpu.h's public enums carry the ISA's values, so they pass through. */
+_Static_assert((int)NPU_SEM_SET == RBLN_SEM_SET &&
+	       (int)NPU_SEM_ADD == RBLN_SEM_ADD, "semaphore ops");
+_Static_assert((int)NPU_SEM_GEQ == RBLN_SEM_GEQ &&
+	       (int)NPU_SEM_EQ == RBLN_SEM_EQ, "semaphore conditions");
+
 /* Lock @s; false (and unlocked) when it is NULL or already failed. */
 bool npu_stream_begin(npu_stream *s)
 {
