@@ -64,6 +64,8 @@ static struct fdev devs[MAX_DEVS];
 static unsigned int ndevs;
 static uint64_t rng_state;
 static struct tally tally;
+/* Each child's tally, shared with the parent for the summary. */
+static struct tally *tallies;
 
 static uint64_t rnd(void)
 {
@@ -465,6 +467,7 @@ static int child(unsigned int id, int seconds)
 	}
 	for (i = 0; i < ndevs; i++)
 		bad |= drain_and_check(&devs[i]);
+	tallies[id] = tally;
 	printf("# process %u: %lu ioctls, %lu ok, %lu ENOMEM, %lu EBUSY, %lu ENOSPC\n",
 	       id, tally.ops, tally.ok, tally.enomem, tally.ebusy, tally.enospc);
 	return bad ? 3 : 0;
@@ -516,6 +519,11 @@ int main(int argc, char **argv)
 	if (!ndevs)
 		return vt_finish();
 
+	tallies = mmap(NULL, sizeof(*tallies) * (size_t)procs, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (tallies == MAP_FAILED)
+		vt_die("mmap");
+	memset(tallies, 0, sizeof(*tallies) * (size_t)procs);
 	kills_before = oom_kills();
 	fflush(stdout);
 	for (i = 0; i < procs; i++) {
@@ -542,9 +550,20 @@ int main(int argc, char **argv)
 			failed++;
 		}
 	}
+	for (i = 1; i < procs; i++) {
+		tallies[0].ops += tallies[i].ops;
+		tallies[0].ok += tallies[i].ok;
+		tallies[0].enomem += tallies[i].enomem;
+		tallies[0].ebusy += tallies[i].ebusy;
+		tallies[0].enospc += tallies[i].enospc;
+	}
 	vt_result(failed == 0,
 		  "fuzz: %d processes x %u devices for %d s: none killed, each back to zero memory in fdinfo",
 		  procs, ndevs, seconds);
+	vt_result(tallies[0].ops > 0,
+		  "fuzz: %lu ioctls: %lu succeeded, %lu -ENOMEM, %lu -EBUSY, %lu -ENOSPC",
+		  tallies[0].ops, tallies[0].ok, tallies[0].enomem, tallies[0].ebusy,
+		  tallies[0].enospc);
 	vt_result(oom_kills() == kills_before, "fuzz: the OOM killer never ran (oom_kill %lu -> %lu)",
 		  kills_before, oom_kills());
 	return vt_finish();
