@@ -548,6 +548,7 @@ int serve_server_start(struct serve_server *s, const struct serve_options *o,
 	s->n_models = n_models;
 	s->quiesced_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->prep_lock, NULL);
 	pthread_cond_init(&s->idle, NULL);
 	atomic_init(&s->draining, false);
 	atomic_init(&s->next_id, 0);
@@ -655,6 +656,7 @@ void serve_server_stop(struct serve_server *s)
 	free_tls(s);
 	serve_watch_stop(s->watch);
 	pthread_cond_destroy(&s->idle);
+	pthread_mutex_destroy(&s->prep_lock);
 	pthread_mutex_destroy(&s->lock);
 	s->http = s->metrics = NULL;
 	s->watch = NULL;
