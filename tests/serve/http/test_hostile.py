@@ -9,6 +9,8 @@
   deadlines (408), silent ones by the deadlines and the inactivity timeout,
   and a TLS ClientHello sent to the plain port is closed too.  The global
   connection bound holds, and those over it are served once others leave.
+  Requests that wait for the engine longer than the idle timeout (a whole
+  answer, a stream) are not cut off.
 - Huge prompts (30 MB) are refused before tokenizing, naming the byte
   bound, while a small request is answered within a second.
 - NUL: %00 in a URL and "\\u0000" in JSON text are not truncated; two
@@ -31,7 +33,7 @@ tap = sl.Tap()
 MODELS = sl.models_dir(tap)
 TL3 = os.path.join(MODELS, "tiny-llama3")
 
-HEADER_S, BODY_S, IDLE_S = 2, 3, 4
+HEADER_S, BODY_S, IDLE_S = 2, 3, 1
 # What "answered at once" means while the server is under attack.
 PROMPT_S = 1.0
 GEN = {"text_input": "Hello", "parameters": {"max_tokens": 1, "temperature": 0}}
@@ -243,6 +245,25 @@ def answered(socks, timeout):
     return out
 
 
+def check_long_requests(srv):
+    """Waiting for the engine longer than the idle timeout is not idleness: a whole
+    answer and a stream that take seconds are served, with the same greedy text."""
+    params = {"max_tokens": 1900, "ignore_eos": True, "temperature": 0}
+    body = {"text_input": "Hello", "exclude_input_in_output": True, "parameters": params}
+    (st, hd, data), dt = timed(lambda: srv.request(
+        "POST", "/v2/models/tl3/generate", json.dumps(body).encode(), timeout=300))
+    whole = sl.parse_json(data).get("text_output") or ""
+    tap.ok(st == 200 and whole, f"a whole answer of 1900 tokens ({dt:.1f}s, idle timeout "
+           f"{IDLE_S}s): 200", st)
+    body["stream"] = True
+    (st, hd, data), dt = timed(lambda: srv.request(
+        "POST", "/v2/models/tl3/generate_stream", json.dumps(body).encode(), timeout=300))
+    text = "".join(json.loads(e).get("text_output", "") for e in sl.parse_sse(data)) \
+        if st == 200 else ""
+    tap.ok(st == 200 and text == whole, f"the same as a stream ({dt:.1f}s): the same text",
+           (st, len(text), len(whole)))
+
+
 def check_connection_limit(srv):
     """--http-max-connections: no more are served at once; the others wait, then are served."""
     hold = []
@@ -415,6 +436,7 @@ def main():
         tap.note(f"a 1-token generate takes {srv.gen_s:.3f}s on the idle server")
         check_lockout(srv)
         check_idle_keepalive(srv)
+        check_long_requests(srv)
         check_nul(srv)
         check_framing(srv)
         check_half_close(srv)
