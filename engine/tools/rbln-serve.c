@@ -334,6 +334,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		fprintf(stderr, "rbln-serve: --api-key (or RBLN_API_KEY) is empty\n");
 		return 2;
 	}
+	if (a->opt.max_connections < a->opt.http_threads) {
+		fprintf(stderr, "rbln-serve: --http-max-connections %u is less than --http-threads "
+			"%u (each thread needs at least one)\n", a->opt.max_connections,
+			a->opt.http_threads);
+		return 2;
+	}
 	if (!a->opt.ssl_certfile != !a->opt.ssl_keyfile) {
 		fprintf(stderr, "rbln-serve: --ssl-certfile and --ssl-keyfile go together\n");
 		return 2;

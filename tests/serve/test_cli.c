@@ -76,6 +76,8 @@ static void test_bounds_and_security_flags(void **state)
 	expect("--model x --http-header-timeout 99999", 2, "--http-header-timeout must be");
 	expect("--model x --http-body-timeout x", 2, "--http-body-timeout must be");
 	expect("--model x --prep-threads 0", 2, "--prep-threads must be an integer in [1, 256]");
+	expect("--model x --http-max-connections 3 --http-threads 4", 2,
+	       "--http-max-connections 3 is less than --http-threads 4");
 	expect("--model x --api-key ''", 2, "--api-key (or RBLN_API_KEY) is empty");
 	expect("--model x --ssl-certfile c.pem", 2, "--ssl-certfile and --ssl-keyfile go together");
 	expect("--model x --ssl-keyfile k.pem", 2, "--ssl-certfile and --ssl-keyfile go together");

@@ -449,26 +449,37 @@ static void metrics_done(void *cls, struct MHD_Connection *c, void **con_cls,
  */
 #define SERVE_RESERVED_FDS 256u
 
-static int fit_fd_limit(const struct serve_options *o, struct rbln_error *err)
+static int fit_fd_limit(struct serve_options *o, struct rbln_error *err)
 {
+	unsigned ports = o->allow_metrics ? 2u : 1u;
 	struct rlimit rl;
-	rlim_t need = (rlim_t)o->max_connections * (o->allow_metrics ? 2u : 1u) +
-		      SERVE_RESERVED_FDS;
+	rlim_t need = (rlim_t)o->max_connections * ports + SERVE_RESERVED_FDS;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		return rbln_error_set(err, -errno, "getrlimit(RLIMIT_NOFILE): %s", strerror(errno));
-	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
-		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return 0;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+		unsigned fit = rl.rlim_max > SERVE_RESERVED_FDS + ports
+			       ? (unsigned)((rl.rlim_max - SERVE_RESERVED_FDS) / ports) : 0;
+
+		if (o->max_connections != SERVE_DEFAULT_MAX_CONNECTIONS || fit < o->http_threads)
 			return rbln_error_set(err, -EMFILE, "--http-max-connections %u needs %llu "
 					      "open files, more than the limit of %llu (ulimit "
 					      "-Hn); lower it or raise the limit",
 					      o->max_connections, (unsigned long long)need,
 					      (unsigned long long)rl.rlim_max);
-		rl.rlim_cur = need;
-		if (setrlimit(RLIMIT_NOFILE, &rl))
-			return rbln_error_set(err, -errno, "setrlimit(RLIMIT_NOFILE, %llu): %s",
-					      (unsigned long long)need, strerror(errno));
+		/* the default is a default: what the system allows is the bound */
+		fprintf(stderr, "rbln-serve: --http-max-connections lowered from %u to %u to fit "
+			"the open-file limit (ulimit -Hn %llu)\n", o->max_connections, fit,
+			(unsigned long long)rl.rlim_max);
+		o->max_connections = fit;
+		need = rl.rlim_max;
 	}
+	rl.rlim_cur = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return rbln_error_set(err, -errno, "setrlimit(RLIMIT_NOFILE, %llu): %s",
+				      (unsigned long long)need, strerror(errno));
 	return 0;
 }
 
@@ -523,10 +534,11 @@ int serve_server_start(struct serve_server *s, const struct serve_options *o,
 	s->n_models = n_models;
 	s->quiesced_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->prep_lock, NULL);
 	pthread_cond_init(&s->idle, NULL);
 	atomic_init(&s->draining, false);
 	atomic_init(&s->next_id, 0);
-	rc = fit_fd_limit(o, err);
+	rc = fit_fd_limit(&s->opt, err);
 	if (!rc)
 		rc = load_tls(s, o, err);
 	if (rc)
@@ -630,6 +642,7 @@ void serve_server_stop(struct serve_server *s)
 	free_tls(s);
 	serve_watch_stop(s->watch);
 	pthread_cond_destroy(&s->idle);
+	pthread_mutex_destroy(&s->prep_lock);
 	pthread_mutex_destroy(&s->lock);
 	s->http = s->metrics = NULL;
 	s->watch = NULL;

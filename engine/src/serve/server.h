@@ -74,6 +74,7 @@ struct serve_server {
 	struct serve_guard *metrics_guard;
 	struct serve_prep *prep;	/* request preparation workers */
 	struct serve_prep *prep_bulk;	/* the same for large bodies (prep.h) */
+	pthread_mutex_t prep_lock;	/* orders a handler's suspend before a worker's resume */
 	char *tls_cert, *tls_key;	/* PEM text of --ssl-certfile/--ssl-keyfile */
 	pthread_mutex_t lock;		/* jobs list */
 	pthread_cond_t idle;		/* signalled when the list empties */
