@@ -38,7 +38,7 @@
 static const uint32_t batches[N_BATCHES] = { 1, 4, 8 };
 
 struct bench_model {
-	const char *name;
+	char *name;		/* strndup()ed from the command line */
 	const char *dir;	/* Hugging Face directory or config-only directory */
 	bool dummy;
 };
@@ -574,5 +574,7 @@ int main(int argc, char **argv)
 	if (f)
 		fclose(f);
 	printf("others: the CPU share other processes used while the row was measured\n");
+	for (m = 0; m < o.n_models; m++)
+		free(o.models[m].name);
 	return 0;
 }
