@@ -9,6 +9,7 @@ skipping build directories, and prints every offending line.
 
 Usage: self_contained.py SOURCE_ROOT   (exit 0: clean, 1: offenders found)
 """
+import fnmatch
 import os
 import re
 import sys
@@ -36,15 +37,43 @@ def is_build_dir(path, names):
     return "meson-private" in names or "build.ninja" in names or "CMakeCache.txt" in names
 
 
+def ignore_patterns(root):
+    """The tree's .gitignore: what builds leave in the tree (Kbuild's .cmd files...)."""
+    try:
+        with open(os.path.join(root, ".gitignore"), encoding="utf-8") as f:
+            lines = [l.strip() for l in f]
+    except OSError:
+        return []
+    return [l for l in lines if l and not l.startswith("#") and not l.startswith("!")]
+
+
+def ignored(rel, is_dir, patterns):
+    for p in patterns:
+        dir_only = p.endswith("/")
+        p = p.rstrip("/")
+        if dir_only and not is_dir:
+            continue
+        if p.startswith("/"):
+            if fnmatch.fnmatch(rel, p[1:]):
+                return True
+        elif fnmatch.fnmatch(os.path.basename(rel), p):
+            return True
+    return False
+
+
 def offenders(root):
     self_path = os.path.realpath(__file__)
+    patterns = ignore_patterns(root)
     for dirpath, dirnames, filenames in os.walk(root):
         if is_build_dir(dirpath, set(dirnames) | set(filenames)):
             dirnames[:] = []
             continue
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_NAMES)
+        reldir = os.path.relpath(dirpath, root)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_NAMES and not ignored(
+            os.path.normpath(os.path.join(reldir, d)), True, patterns))
         for name in sorted(filenames):
-            if name in SKIP_NAMES:
+            if name in SKIP_NAMES or ignored(os.path.normpath(os.path.join(reldir, name)),
+                                              False, patterns):
                 continue
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, root)
