@@ -21,7 +21,6 @@
 #include <getopt.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <drm/drm.h>
 
 #include "vmtest.h"
 
