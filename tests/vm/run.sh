@@ -22,7 +22,7 @@
 #   BUILD_DIR    Meson build directory of the userspace (default: build)
 #   VM_WORK      scratch directory (default: a new /tmp/rbln-vm.XXXXXX, removed
 #                after a successful run)
-#   VM_TIMEOUT   seconds before the VM is killed (default: 900)
+#   VM_TIMEOUT   seconds before the VM is killed (default: 1800)
 #   VM_CYCLES    load/use/unload cycles (default: 20)
 #   VM_STRESS_SECONDS  length of the stress run (default: 20)
 #   VM_FUZZ_SECONDS    length of the random-ioctl fuzz (default: 120)
@@ -39,7 +39,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD_DIR=${BUILD_DIR:-build}
 case $BUILD_DIR in /*) ;; *) BUILD_DIR=$top/$BUILD_DIR ;; esac
 VM_WORK=${VM_WORK:-}
-VM_TIMEOUT=${VM_TIMEOUT:-900}
+VM_TIMEOUT=${VM_TIMEOUT:-1800}
 VM_CYCLES=${VM_CYCLES:-20}
 VM_STRESS_SECONDS=${VM_STRESS_SECONDS:-20}
 export DEBIAN_FRONTEND=noninteractive
