@@ -82,67 +82,35 @@ static void rbln_par_run(struct rbln_engines *eng, struct rbln_par *par,
 		wake_up_all(&eng->done);
 }
 
-/*
- * The first split of @eng with a part left, claimed; NULL when there is
- * none. A split whose parts are all taken stays listed until its owner has
- * seen them done, so later splits are looked at too.
- */
-static struct rbln_par *rbln_par_claim_any(struct rbln_engines *eng, u32 *part)
-{
-	struct rbln_par *par, *found = NULL;
-
-	spin_lock(&eng->lock);
-	list_for_each_entry(par, &eng->work, link) {
-		if (rbln_par_claim(eng, par, part)) {
-			found = par;
-			break;
-		}
-	}
-	spin_unlock(&eng->lock);
-	return found;
-}
-
-/* Whether some split of @eng has a part left to take. */
-static bool rbln_par_pending(struct rbln_engines *eng)
-{
-	struct rbln_par *par;
-	bool pending = false;
-
-	spin_lock(&eng->lock);
-	list_for_each_entry(par, &eng->work, link) {
-		if (par->next < par->nparts) {
-			pending = true;
-			break;
-		}
-	}
-	spin_unlock(&eng->lock);
-	return pending;
-}
-
 static int rbln_engine_thread(void *data)
 {
 	struct rbln_engines *eng = data;
 
 	while (!kthread_should_stop()) {
-		struct rbln_par *par;
+		struct rbln_par *par = NULL;
 		u32 part = 0;
 
-		par = rbln_par_claim_any(eng, &part);
+		spin_lock(&eng->lock);
+		if (!list_empty(&eng->work)) {
+			par = list_first_entry(&eng->work, struct rbln_par,
+					       link);
+			if (!rbln_par_claim(eng, par, &part))
+				par = NULL;
+		}
+		spin_unlock(&eng->lock);
+
 		if (par) {
 			rbln_par_run(eng, par, part);
 			cond_resched();
 			continue;
 		}
 		/*
-		 * Sleep until a part is left to take: a listed split whose
-		 * parts are all taken is no reason to wake (waiting on a
-		 * non-empty list alone spun until its owner removed it).
-		 * Exclusive: rbln_env_parallel() wakes as many engines as its
-		 * parts need, not all (kthread_stop() wakes this task
+		 * Exclusive: rbln_env_parallel() wakes as many engines as
+		 * its parts need, not all (kthread_stop() wakes this task
 		 * directly).
 		 */
 		wait_event_interruptible_exclusive(eng->wake,
-						   rbln_par_pending(eng) ||
+						   !list_empty_careful(&eng->work) ||
 						   kthread_should_stop());
 	}
 	return 0;
