@@ -26,6 +26,8 @@
 #   VM_CYCLES    load/use/unload cycles (default: 20)
 #   VM_STRESS_SECONDS  length of the stress run (default: 20)
 #   VM_FUZZ_SECONDS    length of the random-ioctl fuzz (default: 120)
+#   VM_ONLY      run only these guest.sh check functions (for example
+#                "t_engine_tp8"), after loading the module: for bisecting
 #   VM_NO_INSTALL=1    do not call apt-get (everything must be there)
 #   RBLN_MODELS_DIR    reference models (default: engine/models in
 #                      the checkout), for the engine check on rbln.ko
@@ -42,6 +44,7 @@ VM_WORK=${VM_WORK:-}
 VM_TIMEOUT=${VM_TIMEOUT:-1800}
 VM_CYCLES=${VM_CYCLES:-20}
 VM_STRESS_SECONDS=${VM_STRESS_SECONDS:-20}
+VM_ONLY=${VM_ONLY:-}
 export DEBIAN_FRONTEND=noninteractive
 
 # ------------------------------------------------------------- limits
@@ -216,7 +219,7 @@ echo "VM-BOOTED"
 /bin/busybox chroot /host /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 	HOME=/tmp TMPDIR=/tmp TOP="$top" BUILD_DIR="$BUILD_DIR" RBLN_MODELS_DIR="$models_dir" \
 	VM_CYCLES="$VM_CYCLES" VM_STRESS_SECONDS="$VM_STRESS_SECONDS" \
-	VM_FUZZ_SECONDS="$VM_FUZZ_SECONDS" \
+	VM_FUZZ_SECONDS="$VM_FUZZ_SECONDS" VM_ONLY="$VM_ONLY" \
 	/bin/bash "$top/tests/vm/guest.sh"
 echo "VM-DONE \$?"
 echo "VM-DMESG-BEGIN"
