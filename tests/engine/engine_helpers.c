@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "engine_helpers.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 char *eh_compile(const char *model, const struct rbln_compile_options *opt)
@@ -53,4 +55,22 @@ int32_t *eh_json_ids(json_object *arr, size_t *n)
 		ids[i] = json_object_get_int(json_object_array_get_idx(arr, i));
 	*n = len;
 	return ids;
+}
+
+int eh_env_size(const char *name, size_t min, size_t max, size_t *value)
+{
+	const char *s = getenv(name);
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || *s == '-' || v < min || v > max) {
+		fprintf(stderr, "%s=%s: not a whole number from %zu to %zu\n", name, s, min, max);
+		return -1;
+	}
+	*value = (size_t)v;
+	return 0;
 }

@@ -23,4 +23,10 @@ void eh_run_all(struct rbln_engine *e);
 /* ids of a JSON array. */
 int32_t *eh_json_ids(json_object *arr, size_t *n);
 
+/*
+ * Environment variable NAME as a number in [min, max] into *value (left
+ * as it is when unset): 0, or -1 with a message on stderr.
+ */
+int eh_env_size(const char *name, size_t min, size_t max, size_t *value);
+
 #endif

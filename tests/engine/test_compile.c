@@ -291,6 +291,17 @@ static void test_damaged_compiled_dir(void **state)
 	w1 = test_join(dir, "rank_1/decoder_batch_1.rbln");
 	assert_int_equal(unlink(w1), 0);
 	expect_open_error(dir, "rank_1/decoder_batch_1.rbln", "cannot open");
+	/* A FIFO in place of a program, then of the weights: refused, not waited on. */
+	assert_int_equal(mkfifo(w1, 0600), 0);
+	expect_open_error(dir, "rank_1/decoder_batch_1.rbln", "not a regular file (a FIFO)");
+	test_rmtree(dir);
+	free(dir);
+	dir = compiled_llama2(&o);
+	free(w1);
+	w1 = test_join(dir, "rank_1/weights.bin");
+	assert_int_equal(unlink(w1), 0);
+	assert_int_equal(mkfifo(w1, 0600), 0);
+	expect_open_error(dir, "rank_1/weights.bin", "not a regular file (a FIFO)");
 	test_rmtree(dir);
 	test_rmtree(other);
 	free(dir);

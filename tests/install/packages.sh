@@ -15,18 +15,8 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-}
-passed=0 failed=0
-check() { # name, command...
-	local name=$1
-	shift
-	if "$@"; then passed=$((passed + 1)); echo "PASS: $name"
-	else failed=$((failed + 1)); echo "FAIL: $name"; fi
-}
-finish() {
-	echo "packages: $passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit
-}
+COUNTS_PREFIX=packages COUNTS_TAG=''
+. "$top/tests/lib/counts.sh"
 
 bash "$top/tools/install-deps.sh" --package >/dev/null ||
 	{ echo "FAIL: tools/install-deps.sh --package"; failed=1; finish; }

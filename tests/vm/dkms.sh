@@ -21,18 +21,8 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 say() { printf 'vm-dkms: %s\n' "$*"; }
-passed=0 failed=0
-check() { # name, command...
-	local name=$1
-	shift
-	if "$@"; then passed=$((passed + 1)); echo "VM-PASS: $name"
-	else failed=$((failed + 1)); echo "VM-FAIL: $name"; fi
-}
-finish() {
-	echo "vm: $passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit
-}
+COUNTS_PREFIX=vm COUNTS_TAG=VM-
+. "$top/tests/lib/counts.sh"
 
 [ "${VM_NO_INSTALL:-0}" = 1 ] || bash "$top/tools/install-deps.sh" --kernel --package >/dev/null ||
 	{ say "tools/install-deps.sh --kernel --package failed"; failed=1; finish; }

@@ -85,13 +85,9 @@ int program_file_read(const char *path, struct program_image *img, struct rbln_e
 	uint32_t i;
 
 	memset(img, 0, sizeof(*img));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = rbln_file_open_regular(path, &st, err);
 	if (fd < 0)
-		return rbln_error_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
-	if (fstat(fd, &st)) {
-		rc = rbln_error_set(err, -errno, "%s: %s", path, strerror(errno));
-		goto out;
-	}
+		return fd;
 	rc = rbln_fd_read_at(fd, &img->hdr, sizeof(img->hdr), 0);
 	if (rc) {
 		rc = rbln_error_set(err, -EINVAL, "%s: shorter than a program header", path);

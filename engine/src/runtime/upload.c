@@ -34,9 +34,9 @@ static int upload_rank(struct rbln_engine *e, uint32_t r, struct rbln_error *err
 
 	if (asprintf(&path, "%s/rank_%u/weights.bin", e->dir, r) < 0)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		rc = rbln_error_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
+	fd = rbln_file_open_regular(path, &st, err);
+	if (fd < 0) {
+		rc = fd;
 		goto out;
 	}
 	memset(&hdr, 0, sizeof(hdr));

@@ -12,12 +12,11 @@
 #include <unistd.h>
 
 /*
- * Opens a regular file for reading.  O_NONBLOCK keeps open() from waiting
- * forever on a FIFO with no writer (or a device) put where a model file
- * belongs; such files are then rejected by type, and the flag is cleared
- * for the reads of a regular file.
+ * O_NONBLOCK keeps open() from waiting forever on a FIFO with no writer (or
+ * a device) put where a model file belongs; such files are then rejected by
+ * type, and the flag is cleared for the reads of a regular file.
  */
-static int open_regular(const char *path, struct stat *st, struct rbln_error *err)
+int rbln_file_open_regular(const char *path, struct stat *st, struct rbln_error *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	int flags;
@@ -62,7 +61,7 @@ int rbln_file_read_max(const char *path, size_t max, char **data, size_t *len,
 	char *buf;
 	int fd;
 
-	fd = open_regular(path, &st, err);
+	fd = rbln_file_open_regular(path, &st, err);
 	if (fd < 0)
 		return fd;
 	if ((uint64_t)st.st_size > max) {
@@ -107,7 +106,7 @@ int rbln_file_map(const char *path, struct rbln_mapping *map, struct rbln_error 
 
 	map->addr = NULL;
 	map->len = 0;
-	fd = open_regular(path, &st, err);
+	fd = rbln_file_open_regular(path, &st, err);
 	if (fd < 0)
 		return fd;
 	if (st.st_size == 0) {

@@ -25,6 +25,15 @@ int rbln_file_read_max(const char *path, size_t max, char **data, size_t *len,
 /* rbln_file_read_max() with RBLN_FILE_READ_MAX. */
 int rbln_file_read(const char *path, char **data, size_t *len, struct rbln_error *err);
 
+struct stat;
+
+/*
+ * Opens a regular file for reading and fstat()s it into *st: the fd, or a
+ * negative errno with err naming the path. FIFOs, devices, sockets and
+ * directories are refused without blocking.
+ */
+int rbln_file_open_regular(const char *path, struct stat *st, struct rbln_error *err);
+
 struct rbln_mapping {
 	const void *addr;	/* NULL for an empty file */
 	size_t len;
