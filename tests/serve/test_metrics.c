@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/metrics.h"
+#include "serve/metrics/metrics.h"
 
 static bool valid_name(const char *s, size_t n)
 {

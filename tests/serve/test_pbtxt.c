@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/pbtxt.h"
+#include "serve/repository/pbtxt.h"
 
 static struct pbtxt_msg *parse_ok(const char *text)
 {

@@ -20,7 +20,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "grpc_server.h"
-#include "serve/job.h"
+#include "serve/http/job.h"
 
 /* A completion: the tag of an operation batch. */
 struct grpc_tag {

@@ -12,7 +12,7 @@
  */
 #include "grpc_internal.h"
 
-#include "serve/auth.h"
+#include "serve/http/auth.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "grpc_infer.h"
-#include "serve/request_build.h"
+#include "serve/api/request_build.h"
 
 /* Engine thread, job locked: hand the request to the sender. */
 static void notify(void *arg)

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "grpc_service.pb-c.h"
-#include "serve/model_stats.h"
+#include "serve/model/model_stats.h"
 
 #ifndef RBLN_SERVE_VERSION
 #define RBLN_SERVE_VERSION "0.0.0"

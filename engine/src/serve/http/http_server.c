@@ -22,7 +22,7 @@
 #include "auth.h"
 #include "http_guard.h"
 #include "job.h"
-#include "responses.h"
+#include "serve/api/responses.h"
 #include "util/file.h"
 #include "watch.h"
 

@@ -16,9 +16,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "request.h"
-#include "request_build.h"
-#include "responses.h"
+#include "serve/api/request.h"
+#include "serve/api/request_build.h"
+#include "serve/api/responses.h"
 #include "server.h"
 #include "util/strbuf.h"
 

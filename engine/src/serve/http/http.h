@@ -10,9 +10,9 @@
 #include <microhttpd.h>
 
 #include "prep.h"
-#include "request.h"
-#include "request_build.h"
-#include "responses.h"
+#include "serve/api/request.h"
+#include "serve/api/request_build.h"
+#include "serve/api/responses.h"
 #include "router.h"
 #include "server.h"
 #include "util/strbuf.h"

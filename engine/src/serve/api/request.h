@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model_config.h"
-#include "params.h"
+#include "serve/repository/model_config.h"
+#include "serve/repository/params.h"
 #include "rbln_error.h"
 
 enum serve_api {

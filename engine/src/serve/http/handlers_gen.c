@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "job.h"
-#include "request.h"
-#include "request_build.h"
+#include "serve/api/request.h"
+#include "serve/api/request_build.h"
 
 static bool openai_route(enum serve_route_kind k)
 {

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "responses.h"
+#include "serve/api/responses.h"
 
 int serve_sse_event(struct rbln_strbuf *sb, const char *payload, size_t len)
 {

@@ -17,9 +17,9 @@
 #include <microhttpd.h>
 
 #include "http.h"
-#include "responses.h"
+#include "serve/api/responses.h"
 #include "sse.h"
-#include "textstream.h"
+#include "serve/api/textstream.h"
 #include "watch.h"
 
 struct lp_raw {

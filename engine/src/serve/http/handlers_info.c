@@ -6,7 +6,7 @@
  * /v1/models.
  */
 #include "http.h"
-#include "model_stats.h"
+#include "serve/model/model_stats.h"
 
 #include <stdio.h>
 #include <string.h>

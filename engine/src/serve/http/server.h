@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "rbln_error.h"
-#include "served_model.h"
+#include "serve/model/served_model.h"
 
 struct serve_guard;
 struct serve_job;

@@ -11,12 +11,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "metrics.h"
+#include "serve/metrics/metrics.h"
 #include "rbln_chat.h"
 #include "rbln_serving.h"
 #include "rbln_tokenizer.h"
-#include "repository.h"
-#include "request_build.h"
+#include "serve/repository/repository.h"
+#include "serve/api/request_build.h"
 
 enum serve_model_state {
 	SERVE_MODEL_LOADING,		/* tokenizer ready, engine not (yet) */
