@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "serve/http/http.h"
+#include "serve/http/reply.h"
 #include "serve/http/server.h"
 
 static struct serve_repository repo;

@@ -7,7 +7,8 @@
  * suspends the connection until the engine is done; a stream answers 200
  * at once and sends events as they come.
  */
-#include "http.h"
+#include "handlers.h"
+#include "reply.h"
 
 #include <errno.h>
 #include <pthread.h>

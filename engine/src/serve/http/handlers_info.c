@@ -5,7 +5,8 @@
  * readiness and configuration, the repository index; and OpenAI's
  * /v1/models.
  */
-#include "http.h"
+#include "handlers.h"
+#include "reply.h"
 #include "serve/model/model_stats.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the HTTP service's files share: the per-request context and reply helpers. */
+/* What the HTTP service's files share: the per-request context. */
 #ifndef RBLN_SERVE_HTTP_H
 #define RBLN_SERVE_HTTP_H
 
@@ -49,35 +49,5 @@ struct serve_conn {
 	_Atomic int prep_state;		/* enum serve_prep_state */
 	struct serve_prepared prep;
 };
-
-/* Queues a reply with a body (copied); extra_header may be NULL. */
-enum MHD_Result serve_http_reply(struct MHD_Connection *c, unsigned status,
-				 const char *content_type, const void *data, size_t len,
-				 const char *extra_header, const char *extra_value);
-/* Queues o (and drops it) as application/json. */
-enum MHD_Result serve_http_json(struct MHD_Connection *c, unsigned status, json_object *o);
-/*
- * Errors never show where the server keeps its files: an absolute path in
- * msg is cut to its last component (the routes /v1/... and /v2/... stay).
- */
-void serve_redact_paths(char *msg);
-/* {"error": msg} (paths redacted), or OpenAI's error object for the /v1 routes. */
-enum MHD_Result serve_http_error(struct MHD_Connection *c, unsigned status, const char *msg,
-				 bool openai);
-/* The HTTP status of a negative errno (Triton's mapping). */
-unsigned serve_http_status(int err);
-
-/* GET endpoints of KServe and /v1/models. */
-enum MHD_Result serve_handle_info(struct serve_conn *cx, struct MHD_Connection *c);
-/* The generating endpoints; called again when a suspended request resumes. */
-enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connection *c);
-/* Frees what a preparation left that no job took over. */
-void serve_prepared_free(struct serve_prepared *p);
-
-/* The metrics service's request handler. */
-enum MHD_Result serve_metrics_handler(void *cls, struct MHD_Connection *c, const char *url,
-				      const char *method, const char *version,
-				      const char *upload_data, size_t *upload_data_size,
-				      void **con_cls);
 
 #endif

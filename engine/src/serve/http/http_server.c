@@ -20,8 +20,10 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "handlers.h"
 #include "http_guard.h"
 #include "job.h"
+#include "reply.h"
 #include "serve/api/responses.h"
 #include "util/file.h"
 #include "watch.h"
@@ -42,100 +44,6 @@ void serve_options_default(struct serve_options *o)
 	o->header_timeout_s = SERVE_DEFAULT_HEADER_TIMEOUT_S;
 	o->body_timeout_s = SERVE_DEFAULT_BODY_TIMEOUT_S;
 	o->prep_threads = SERVE_DEFAULT_PREP_THREADS;
-}
-
-unsigned serve_http_status(int err)
-{
-	switch (err) {
-	case -EINVAL:
-	case -E2BIG:
-	case -ERANGE:
-		return MHD_HTTP_BAD_REQUEST;
-	case -ENOENT:
-		return MHD_HTTP_NOT_FOUND;
-	case -EBUSY:
-	case -EAGAIN:
-	case -ESHUTDOWN:
-	case -ETIMEDOUT:
-	case -ENOSYS:
-		return MHD_HTTP_SERVICE_UNAVAILABLE;
-	default:
-		return MHD_HTTP_INTERNAL_SERVER_ERROR;
-	}
-}
-
-enum MHD_Result serve_http_reply(struct MHD_Connection *c, unsigned status,
-				 const char *content_type, const void *data, size_t len,
-				 const char *extra_header, const char *extra_value)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)data,
-								 MHD_RESPMEM_MUST_COPY);
-	enum MHD_Result ret;
-
-	if (!r)
-		return MHD_NO;
-	if (content_type)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-	if (extra_header)
-		MHD_add_response_header(r, extra_header, extra_value);
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-enum MHD_Result serve_http_json(struct MHD_Connection *c, unsigned status, json_object *o)
-{
-	struct rbln_strbuf sb = { 0 };
-	enum MHD_Result ret;
-
-	if (!o || serve_json_append(&sb, o)) {
-		json_object_put(o);
-		rbln_strbuf_free(&sb);
-		return MHD_NO;
-	}
-	json_object_put(o);
-	ret = serve_http_reply(c, status, "application/json", sb.data, sb.len, NULL, NULL);
-	rbln_strbuf_free(&sb);
-	return ret;
-}
-
-/* Where a word starts: a file path is a word that starts with '/'. */
-static bool word_start(const char *msg, const char *p)
-{
-	return p == msg || strchr(" \t'\"(`=", p[-1]);
-}
-
-void serve_redact_paths(char *msg)
-{
-	char *p = msg, *end, *last;
-
-	while ((p = strchr(p, '/'))) {
-		end = p + strcspn(p, " \t'\"`),;");
-		if (!word_start(msg, p) || !strncmp(p, "/v1/", 4) || !strncmp(p, "/v2/", 4)) {
-			p = end;
-			continue;
-		}
-		last = p;
-		for (char *q = p; q < end; q++)
-			if (*q == '/')
-				last = q + 1;
-		if (last > p + 1) {	/* "/a/b/name" -> "name": keeps what it is, not where */
-			memmove(p, last, strlen(last) + 1);
-			end = p + (end - last);
-		}
-		p = end;
-	}
-}
-
-enum MHD_Result serve_http_error(struct MHD_Connection *c, unsigned status, const char *msg,
-				 bool openai)
-{
-	char text[RBLN_ERROR_MSG_MAX];
-
-	snprintf(text, sizeof(text), "%s", msg);
-	serve_redact_paths(text);
-	return serve_http_json(c, status, openai ? serve_openai_error_json(text, (int)status)
-						 : serve_error_json(text));
 }
 
 static bool is_openai(enum serve_route_kind k)
@@ -646,21 +554,4 @@ void serve_server_stop(struct serve_server *s)
 	pthread_mutex_destroy(&s->lock);
 	s->http = s->metrics = NULL;
 	s->watch = NULL;
-}
-
-struct serve_model *serve_server_model(struct serve_server *s, const char *name,
-				       const char *version)
-{
-	size_t i;
-
-	for (i = 0; i < s->n_models; i++) {
-		struct serve_model *m = &s->models[i];
-
-		if (strcmp(m->name, name))
-			continue;
-		if (version && *version && strcmp(m->version, version))
-			return NULL;
-		return m;
-	}
-	return NULL;
 }

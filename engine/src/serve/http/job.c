@@ -16,7 +16,7 @@
 
 #include <microhttpd.h>
 
-#include "http.h"
+#include "reply.h"
 #include "serve/api/responses.h"
 #include "sse.h"
 #include "serve/api/textstream.h"

@@ -4,7 +4,8 @@
  * format.  Engine statistics are read from each running model at scrape
  * time; everything else was counted as requests went by.
  */
-#include "http.h"
+#include "handlers.h"
+#include "reply.h"
 #include "http_guard.h"
 
 #include <stdlib.h>

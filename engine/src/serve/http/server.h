@@ -104,7 +104,10 @@ void serve_server_cancel_all(struct serve_server *s);
 void serve_server_stop(struct serve_server *s);
 
 /* The model of a name and version ("" for the one served); NULL if unknown. */
-struct serve_model *serve_server_model(struct serve_server *s, const char *name,
-				       const char *version);
+static inline struct serve_model *serve_server_model(struct serve_server *s, const char *name,
+						     const char *version)
+{
+	return serve_model_find(s->models, s->n_models, name, version);
+}
 
 #endif

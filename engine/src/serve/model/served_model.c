@@ -112,3 +112,20 @@ void serve_model_free(struct serve_model *m)
 	rbln_tokenizer_free(m->tok);
 	memset(m, 0, sizeof(*m));
 }
+
+struct serve_model *serve_model_find(struct serve_model *models, size_t n, const char *name,
+				     const char *version)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct serve_model *m = &models[i];
+
+		if (strcmp(m->name, name))
+			continue;
+		if (version && *version && strcmp(m->version, version))
+			return NULL;
+		return m;
+	}
+	return NULL;
+}

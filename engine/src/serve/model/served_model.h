@@ -9,6 +9,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "serve/metrics/metrics.h"
@@ -54,6 +55,13 @@ int serve_model_start(struct serve_model *m, const struct rbln_serving_ops *ops,
 
 /* Marks the model unavailable without an engine, giving the reason. */
 void serve_model_set_unavailable(struct serve_model *m, const char *reason);
+
+/*
+ * The model of a name among n; a version other than NULL or "" must match
+ * too.  NULL if there is none.
+ */
+struct serve_model *serve_model_find(struct serve_model *models, size_t n, const char *name,
+				     const char *version);
 
 enum serve_model_state serve_model_state(const struct serve_model *m);
 const char *serve_model_state_name(enum serve_model_state s);
