@@ -150,7 +150,7 @@ static void test_linear_rope(void **state)
 	int t, i;
 
 	(void)state;
-	program_rope_params(&rope, &p);
+	rbln_program_rope_params(&rope, &p);
 	assert_true(p.llama3);
 	assert_int_equal(rbln_rope_inv_freq(&rope, HD, inv, NULL), 0);
 	assert_int_equal(npu_context_create(NULL, &ctx), 0);

@@ -97,10 +97,10 @@ static int open_rank(struct rbln_engine *e, uint32_t r, struct rbln_error *err)
 	rc = npu_queue_create(rk->dev, NPU_PRIORITY_NORMAL, &rk->queue);
 	if (rc)
 		return npu_err(err, rc, "creating a queue", r);
-	rc = layout_shape(&e->cc, r, &rk->shape, err);
+	rc = rbln_layout_shape(&e->cc, r, &rk->shape, err);
 	if (rc)
 		return rc;
-	if (layout_buffers(&e->cc, &rk->shape, &rk->bufs))
+	if (rbln_layout_buffers(&e->cc, &rk->shape, &rk->bufs))
 		return rbln_error_set(err, -ENOMEM, "out of memory");
 	if ((rc = alloc_slot(rk, SLOT_WEIGHTS, 0, r, err)) ||
 	    (rc = alloc_slot(rk, SLOT_KV, 0, r, err)) ||
@@ -154,7 +154,7 @@ static void fill_uses(struct rank *rk)
 	}
 }
 
-int ranks_open(struct rbln_engine *e, const char *devices, struct rbln_error *err)
+int rbln_ranks_open(struct rbln_engine *e, const char *devices, struct rbln_error *err)
 {
 	uint32_t r;
 	int rc;
@@ -173,7 +173,7 @@ int ranks_open(struct rbln_engine *e, const char *devices, struct rbln_error *er
 	return rc;
 }
 
-void ranks_close(struct rbln_engine *e)
+void rbln_ranks_close(struct rbln_engine *e)
 {
 	uint32_t r, i;
 

@@ -94,7 +94,7 @@ int rbln_engine_open(const char *model_dir, const struct rbln_engine_options *op
 		     struct rbln_engine **out, struct rbln_error *err)
 {
 	struct rbln_engine *e = calloc(1, sizeof(*e));
-	struct layout_shape s0;
+	struct rbln_layout_shape s0;
 	uint32_t p;
 	int rc;
 
@@ -109,21 +109,21 @@ int rbln_engine_open(const char *model_dir, const struct rbln_engine_options *op
 		goto fail;
 	e->vocab = (uint32_t)e->cc.model.vocab_size;
 	e->logits = malloc((size_t)e->vocab * sizeof(float));
-	rc = layout_shape(&e->cc, 0, &s0, err);
-	if (!rc && (!e->logits || kv_pool_init(&e->kv, e->cc.kvcache_num_blocks,
+	rc = rbln_layout_shape(&e->cc, 0, &s0, err);
+	if (!rc && (!e->logits || rbln_kv_pool_init(&e->kv, e->cc.kvcache_num_blocks,
 						    e->cc.kvcache_block_size)))
 		rc = rbln_error_set(err, -ENOMEM, "out of memory");
 	if (rc)
 		goto fail;
-	e->n_progs = layout_programs(&e->cc, e->progs);
-	planner_init(e);
+	e->n_progs = rbln_layout_programs(&e->cc, e->progs);
+	rbln_planner_init(e);
 	for (p = 0; p < e->n_progs; p++)
-		layout_io(&e->cc, &s0, e->progs[p].tokens, e->progs[p].seqs, &e->io[p]);
-	rc = ranks_open(e, opt ? opt->devices : NULL, err);
+		rbln_layout_io(&e->cc, &s0, e->progs[p].tokens, e->progs[p].seqs, &e->io[p]);
+	rc = rbln_ranks_open(e, opt ? opt->devices : NULL, err);
 	if (!rc)
-		rc = ranks_upload_weights(e, err);
+		rc = rbln_ranks_upload_weights(e, err);
 	if (!rc)
-		rc = ranks_load_programs(e, err);
+		rc = rbln_ranks_load_programs(e, err);
 	if (rc)
 		goto fail;
 	*out = e;
@@ -139,8 +139,8 @@ void rbln_engine_close(struct rbln_engine *e)
 		return;
 	while (e->head)
 		rbln_seq_release(e->head);
-	ranks_close(e);
-	kv_pool_free(&e->kv);
+	rbln_ranks_close(e);
+	rbln_kv_pool_free(&e->kv);
 	if (e->tmp_dir)
 		nftw(e->tmp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(e->tmp_dir);

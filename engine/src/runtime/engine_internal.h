@@ -15,8 +15,8 @@
 struct rank {
 	npu_device *dev;
 	npu_queue *queue;
-	struct layout_shape shape;
-	struct layout_buffers bufs;
+	struct rbln_layout_shape shape;
+	struct rbln_layout_buffers bufs;
 	/* Slot i's buffer on this device (peers' comm buffers imported). */
 	npu_buffer *buf[LAYOUT_MAX_SLOTS];
 	struct npu_buffer_use uses[LAYOUT_MAX_SLOTS];
@@ -37,20 +37,20 @@ struct kv_pool {
 };
 
 /* runtime/kv_pool.c: the pool, and the blocks of a sequence. */
-int kv_pool_init(struct kv_pool *p, uint32_t blocks, uint32_t block_size);
-void kv_pool_free(struct kv_pool *p);
+int rbln_kv_pool_init(struct kv_pool *p, uint32_t blocks, uint32_t block_size);
+void rbln_kv_pool_free(struct kv_pool *p);
 /* Blocks that hold `tokens` tokens. */
-uint32_t kv_pool_blocks_for(const struct kv_pool *p, size_t tokens);
+uint32_t rbln_kv_pool_blocks_for(const struct kv_pool *p, size_t tokens);
 /* Blocks s must take to cache n more tokens (0 when its last block has room). */
-uint32_t kv_blocks_to_grow(const struct rbln_seq *s, size_t n);
+uint32_t rbln_kv_blocks_to_grow(const struct rbln_seq *s, size_t n);
 /* Whether s can cache n more tokens now. */
-bool kv_can_grow(const struct rbln_seq *s, size_t n);
+bool rbln_kv_can_grow(const struct rbln_seq *s, size_t n);
 /* Takes the blocks for n more tokens of s, all or none; false when too few are free. */
-bool kv_grow(struct rbln_seq *s, size_t n);
+bool rbln_kv_grow(struct rbln_seq *s, size_t n);
 /* How many more tokens s can cache with its blocks and every free one. */
-size_t kv_room(const struct rbln_seq *s);
+size_t rbln_kv_room(const struct rbln_seq *s);
 /* Gives s's blocks back; its cached tokens are forgotten. */
-void kv_release(struct rbln_seq *s);
+void rbln_kv_release(struct rbln_seq *s);
 
 /* The planner's policy and what it measures (runtime/planner.c). */
 struct planner {
@@ -60,9 +60,9 @@ struct planner {
 };
 
 /* Sets the policy of a freshly opened engine (the defaults). */
-void planner_init(struct rbln_engine *e);
+void rbln_planner_init(struct rbln_engine *e);
 /* After a step ran: what the prefill deferral learns from it. */
-void planner_step_done(struct rbln_engine *e, bool prefill, uint64_t ns);
+void rbln_planner_step_done(struct rbln_engine *e, bool prefill, uint64_t ns);
 
 struct rbln_seq {
 	struct rbln_engine *e;
@@ -96,7 +96,7 @@ struct rbln_engine {
 	struct rank *ranks;
 	uint32_t tp;
 	struct layout_program progs[ENGINE_MAX_PROGRAMS];	/* [0] prefill */
-	struct layout_io io[ENGINE_MAX_PROGRAMS];
+	struct rbln_layout_io io[ENGINE_MAX_PROGRAMS];
 	uint32_t n_progs;
 	struct kv_pool kv;
 	struct planner planner;
@@ -110,14 +110,14 @@ struct rbln_engine {
 };
 
 /* runtime/devices.c: context, devices, buffers and their sharing. */
-int ranks_open(struct rbln_engine *e, const char *devices, struct rbln_error *err);
-void ranks_close(struct rbln_engine *e);
+int rbln_ranks_open(struct rbln_engine *e, const char *devices, struct rbln_error *err);
+void rbln_ranks_close(struct rbln_engine *e);
 
 /* runtime/upload.c: weights and programs, once. */
-int ranks_upload_weights(struct rbln_engine *e, struct rbln_error *err);
-int ranks_load_programs(struct rbln_engine *e, struct rbln_error *err);
+int rbln_ranks_upload_weights(struct rbln_engine *e, struct rbln_error *err);
+int rbln_ranks_load_programs(struct rbln_engine *e, struct rbln_error *err);
 
 /* runtime/seq.c */
-int seq_push_token(struct rbln_seq *s, int32_t id);
+int rbln_seq_push_token(struct rbln_seq *s, int32_t id);
 
 #endif

@@ -26,8 +26,8 @@
  *     not, under RBLN_ADMIT_FIRST_FIT later ones may.  Several prompts
  *     share a step; a long one is cut into chunks over several steps.
  *
- * The KV pool decides what fits (kv_can_grow, kv_room) and the planner
- * takes the blocks of what it plans (kv_grow, like vLLM's
+ * The KV pool decides what fits (rbln_kv_can_grow, rbln_kv_room) and the planner
+ * takes the blocks of what it plans (rbln_kv_grow, like vLLM's
  * allocate_slots), so nothing here turns tokens into blocks.
  *
  * When nothing can run although sequences have work (running prefills
@@ -99,7 +99,7 @@ static bool make_room(struct rbln_engine *e, struct rbln_seq *s, uint32_t *runni
 {
 	struct rbln_seq *v;
 
-	while (!kv_grow(s, 1)) {
+	while (!rbln_kv_grow(s, 1)) {
 		v = newest_running(e, NULL);
 		preempt(e, v);
 		(*running)--;
@@ -178,8 +178,8 @@ static size_t plan_once(struct rbln_engine *e, struct rbln_step_item *items)
 	for (s = e->head; s && n < pol->max_seqs && tokens < pol->step_tokens; s = s->next) {
 		if (!is_running(s) || is_decode(s) || !rbln_seq_pending(s))
 			continue;
-		take = min_size(min_size(rbln_seq_pending(s), pol->step_tokens - tokens), kv_room(s));
-		if (!take || !kv_grow(s, take))
+		take = min_size(min_size(rbln_seq_pending(s), pol->step_tokens - tokens), rbln_kv_room(s));
+		if (!take || !rbln_kv_grow(s, take))
 			continue;
 		items[n++] = (struct rbln_step_item){ .seq = s, .n_tokens = (uint32_t)take };
 		tokens += (uint32_t)take;
@@ -191,13 +191,13 @@ static size_t plan_once(struct rbln_engine *e, struct rbln_step_item *items)
 
 		if (is_running(s) || !pending)
 			continue;
-		if (!kv_can_grow(s, pending)) {
+		if (!rbln_kv_can_grow(s, pending)) {
 			if (pol->admission == RBLN_ADMIT_FCFS)
 				break;
 			continue;
 		}
 		take = min_size(pending, pol->step_tokens - tokens);
-		kv_grow(s, take);
+		rbln_kv_grow(s, take);
 		running++;
 		items[n++] = (struct rbln_step_item){ .seq = s, .n_tokens = (uint32_t)take };
 		tokens += (uint32_t)take;
@@ -238,7 +238,7 @@ int rbln_engine_step(struct rbln_engine *e, struct rbln_step_stats *st, struct r
 	return rc < 0 ? rc : (int)n;
 }
 
-void planner_init(struct rbln_engine *e)
+void rbln_planner_init(struct rbln_engine *e)
 {
 	struct planner *p = &e->planner;
 
@@ -271,7 +271,7 @@ int rbln_engine_set_policy(struct rbln_engine *e, const struct rbln_plan_policy 
 	return 0;
 }
 
-void planner_step_done(struct rbln_engine *e, bool prefill, uint64_t ns)
+void rbln_planner_step_done(struct rbln_engine *e, bool prefill, uint64_t ns)
 {
 	struct planner *p = &e->planner;
 

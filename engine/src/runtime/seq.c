@@ -6,7 +6,7 @@
 
 #include "runtime/engine_internal.h"
 
-int seq_push_token(struct rbln_seq *s, int32_t id)
+int rbln_seq_push_token(struct rbln_seq *s, int32_t id)
 {
 	if (s->n_tokens == s->cap) {
 		size_t ncap = s->cap * 2;
@@ -71,7 +71,7 @@ int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_promp
 	s->e = e;
 	s->cap = n_prompt + 16;
 	s->tokens = malloc(s->cap * sizeof(*s->tokens));
-	s->blocks = malloc(kv_pool_blocks_for(&e->kv, e->cc.max_seq_len) * sizeof(*s->blocks));
+	s->blocks = malloc(rbln_kv_pool_blocks_for(&e->kv, e->cc.max_seq_len) * sizeof(*s->blocks));
 	s->keep_prompt_logits = flags & RBLN_SEQ_KEEP_PROMPT_LOGITS;
 	if (s->keep_prompt_logits)
 		s->prompt_logits = malloc((size_t)e->vocab * sizeof(float));
@@ -105,14 +105,14 @@ void rbln_seq_abort(struct rbln_seq *s)
 {
 	if (s->end == RBLN_SEQ_RUNNING)
 		s->end = RBLN_SEQ_END_ABORT;
-	kv_release(s);
+	rbln_kv_release(s);
 }
 
 void rbln_seq_preempt(struct rbln_seq *s)
 {
 	if (s->end != RBLN_SEQ_RUNNING || !s->n_blocks)
 		return;
-	kv_release(s);
+	rbln_kv_release(s);
 	s->preemptions++;
 }
 
@@ -123,7 +123,7 @@ void rbln_seq_release(struct rbln_seq *s)
 	if (!s)
 		return;
 	e = s->e;
-	kv_release(s);
+	rbln_kv_release(s);
 	if (s->prev)
 		s->prev->next = s->next;
 	else

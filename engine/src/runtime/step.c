@@ -76,12 +76,12 @@ static int take_blocks(struct rbln_engine *e, const struct rbln_step_item *items
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		need += kv_blocks_to_grow(items[i].seq, items[i].n_tokens);
+		need += rbln_kv_blocks_to_grow(items[i].seq, items[i].n_tokens);
 	if (need > e->kv.n_free)
 		return rbln_error_set(err, -ENOSPC, "the step needs %llu KV blocks, %u are free",
 				      (unsigned long long)need, e->kv.n_free);
 	for (i = 0; i < n; i++)
-		kv_grow(items[i].seq, items[i].n_tokens);
+		rbln_kv_grow(items[i].seq, items[i].n_tokens);
 	return 0;
 }
 
@@ -94,7 +94,7 @@ static void put_i32(unsigned char *base, uint64_t off, size_t i, int32_t v)
 static void write_args(struct rbln_engine *e, uint32_t p, const struct rbln_step_item *items,
 		       size_t n)
 {
-	const struct layout_io *io = &e->io[p];
+	const struct rbln_layout_io *io = &e->io[p];
 	unsigned char *a = e->ranks[0].io;
 	uint32_t bs = e->cc.kvcache_block_size, row = 0, t;
 	size_t i, b;
@@ -127,13 +127,13 @@ static void write_args(struct rbln_engine *e, uint32_t p, const struct rbln_step
 
 static int submit_all(struct rbln_engine *e, uint32_t p, struct rbln_error *err)
 {
-	struct layout_comm comm;
+	struct rbln_layout_comm comm;
 	npu_fence *fences[RBLN_MAX_TENSOR_PARALLEL];
 	uint32_t r, max_t, max_b, submitted = 0;
 	int rc = 0, wrc;
 
-	layout_max_shape(&e->cc, &max_t, &max_b);
-	layout_comm(&e->ranks[0].shape, max_t, &comm);
+	rbln_layout_max_shape(&e->cc, &max_t, &max_b);
+	rbln_layout_comm(&e->ranks[0].shape, max_t, &comm);
 	/* The all-reduces count from zero in every step; no device runs now. */
 	for (r = 0; r < e->tp && e->tp > 1; r++)
 		memset(e->ranks[r].comm + comm.sem, 0, 8);
@@ -184,7 +184,7 @@ static bool is_eos(const struct rbln_engine *e, int32_t id)
 	return false;
 }
 
-static void gather_logits(struct rbln_engine *e, const struct layout_io *io, size_t b)
+static void gather_logits(struct rbln_engine *e, const struct rbln_layout_io *io, size_t b)
 {
 	uint32_t r, vr = e->ranks[0].shape.vocab;
 
@@ -194,7 +194,7 @@ static void gather_logits(struct rbln_engine *e, const struct layout_io *io, siz
 }
 
 /* The ranks' ARGMAX results combined: the first rank wins ties, NaN beats all. */
-static int32_t device_argmax(const struct rbln_engine *e, const struct layout_io *io, size_t b)
+static int32_t device_argmax(const struct rbln_engine *e, const struct rbln_layout_io *io, size_t b)
 {
 	float best = 0, v;
 	int32_t id = -1, i;
@@ -213,7 +213,7 @@ static int32_t device_argmax(const struct rbln_engine *e, const struct layout_io
 	return id;
 }
 
-static int32_t sample(struct rbln_engine *e, struct rbln_seq *s, const struct layout_io *io,
+static int32_t sample(struct rbln_engine *e, struct rbln_seq *s, const struct rbln_layout_io *io,
 		      size_t b)
 {
 	int32_t mask[RBLN_MAX_EOS_IDS + RBLN_SAMPLING_MAX_STOP_IDS];
@@ -252,17 +252,17 @@ static int take_token(struct rbln_engine *e, struct rbln_seq *s, int32_t id)
 	    is_in(id, s->params.stop_token_ids, s->params.n_stop_token_ids)) {
 		s->end = RBLN_SEQ_END_STOP;
 		s->stop_token = id;
-		kv_release(s);
+		rbln_kv_release(s);
 		return 0;
 	}
-	rc = seq_push_token(s, id);
+	rc = rbln_seq_push_token(s, id);
 	if (rc)
 		return rc;
 	n_out = s->n_tokens - s->n_prompt;
 	if ((s->params.max_tokens >= 0 && n_out >= (size_t)s->params.max_tokens) ||
 	    s->n_tokens >= e->cc.max_seq_len) {
 		s->end = RBLN_SEQ_END_LENGTH;
-		kv_release(s);
+		rbln_kv_release(s);
 	}
 	return 0;
 }
@@ -306,7 +306,7 @@ int rbln_engine_run(struct rbln_engine *e, const struct rbln_step_item *items, s
 			rbln_error_set(err, rc, "out of memory");
 		sampled++;
 	}
-	planner_step_done(e, p == 0, now_ns() - t0);
+	rbln_planner_step_done(e, p == 0, now_ns() - t0);
 	if (st) {
 		st->tokens = total;
 		st->prompt_tokens = prompt_tokens;

@@ -44,7 +44,7 @@ static int upload_rank(struct rbln_engine *e, uint32_t r, struct rbln_error *err
 		rc = rbln_error_set(err, -EIO, "%s: cannot read the header", path);
 		goto out;
 	}
-	rc = weight_file_check(path, &hdr, (uint64_t)st.st_size, e->cc.compile_id, r, e->tp,
+	rc = rbln_weight_file_check(path, &hdr, (uint64_t)st.st_size, e->cc.compile_id, r, e->tp,
 			       (uint32_t)e->cc.dtype, size, err);
 	if (rc)
 		goto out;
@@ -81,7 +81,7 @@ out:
 	return rc;
 }
 
-int ranks_upload_weights(struct rbln_engine *e, struct rbln_error *err)
+int rbln_ranks_upload_weights(struct rbln_engine *e, struct rbln_error *err)
 {
 	uint32_t r;
 	int rc = 0;
@@ -146,11 +146,11 @@ static int load_rank_programs(struct rbln_engine *e, uint32_t r, struct rbln_err
 			rc = rbln_error_set(err, -ENOMEM, "out of memory");
 			break;
 		}
-		rc = program_file_read(path, &img[p], err);
+		rc = rbln_program_file_read(path, &img[p], err);
 		if (!rc)
 			rc = check_program(e, rk, r, &e->progs[p], &img[p], path, err);
 		if (!rc)
-			rc = program_validate_stream(img[p].stream, img[p].hdr.stream_size,
+			rc = rbln_program_validate_stream(img[p].stream, img[p].hdr.stream_size,
 						     sizes, rk->bufs.access, rk->bufs.n_slots,
 						     path, err);
 		rk->prog_offset[p] = total;
@@ -172,11 +172,11 @@ static int load_rank_programs(struct rbln_engine *e, uint32_t r, struct rbln_err
 		}
 	}
 	for (p = 0; p < e->n_progs; p++)
-		program_image_free(&img[p]);
+		rbln_program_image_free(&img[p]);
 	return rc;
 }
 
-int ranks_load_programs(struct rbln_engine *e, struct rbln_error *err)
+int rbln_ranks_load_programs(struct rbln_engine *e, struct rbln_error *err)
 {
 	uint32_t r;
 	int rc = 0;

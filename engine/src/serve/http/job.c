@@ -322,9 +322,9 @@ static int on_event(void *user, const struct rbln_gen_event *ev)
 
 		if (!c->t_first) {
 			c->t_first = ev->time_ns;
-			prom_histogram_observe(&mm->ttft, (double)(ev->time_ns - j->t_arrival) / 1e9);
+			serve_prom_histogram_observe(&mm->ttft, (double)(ev->time_ns - j->t_arrival) / 1e9);
 		} else {
-			prom_histogram_observe(&mm->itl, (double)(ev->time_ns - c->t_last) / 1e9 /
+			serve_prom_histogram_observe(&mm->itl, (double)(ev->time_ns - c->t_last) / 1e9 /
 							 (double)ev->n_ids);
 		}
 		c->t_last = ev->time_ns;
@@ -362,9 +362,9 @@ static int on_event(void *user, const struct rbln_gen_event *ev)
 		c->t_scheduled = ev->t_scheduled_ns;
 		j->n_finished++;
 		atomic_fetch_add(&mm->inference_count, 1);
-		prom_histogram_observe(&mm->e2e, (double)(now_ns() - j->t_arrival) / 1e9);
-		prom_histogram_observe(&mm->prompt_tokens, (double)ev->n_prompt_tokens);
-		prom_histogram_observe(&mm->generation_tokens, (double)c->n_tokens);
+		serve_prom_histogram_observe(&mm->e2e, (double)(now_ns() - j->t_arrival) / 1e9);
+		serve_prom_histogram_observe(&mm->prompt_tokens, (double)ev->n_prompt_tokens);
+		serve_prom_histogram_observe(&mm->generation_tokens, (double)c->n_tokens);
 		if (c->reason == RBLN_FINISH_STOP)
 			atomic_fetch_add(&mm->finished[0], 1);
 		else if (c->reason == RBLN_FINISH_LENGTH)

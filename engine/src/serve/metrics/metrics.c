@@ -45,11 +45,11 @@ void serve_model_metrics_init(struct serve_model_metrics *m, int64_t max_model_l
 			break;
 		mag *= 10;
 	}
-	prom_histogram_init(&m->ttft, ttft_bounds, N(ttft_bounds));
-	prom_histogram_init(&m->itl, itl_bounds, N(itl_bounds));
-	prom_histogram_init(&m->e2e, e2e_bounds, N(e2e_bounds));
-	prom_histogram_init(&m->prompt_tokens, m->token_bounds, n);
-	prom_histogram_init(&m->generation_tokens, m->token_bounds, n);
+	serve_prom_histogram_init(&m->ttft, ttft_bounds, N(ttft_bounds));
+	serve_prom_histogram_init(&m->itl, itl_bounds, N(itl_bounds));
+	serve_prom_histogram_init(&m->e2e, e2e_bounds, N(e2e_bounds));
+	serve_prom_histogram_init(&m->prompt_tokens, m->token_bounds, n);
+	serve_prom_histogram_init(&m->generation_tokens, m->token_bounds, n);
 }
 
 static uint64_t ld(const atomic_uint_least64_t *a)
@@ -74,10 +74,10 @@ static int family(struct rbln_strbuf *sb, const struct serve_metrics_source *src
 
 		if (!get(&src[i], &v))
 			continue;
-		if (!header && prom_family(sb, name, help, k == K_COUNTER ? "counter" : "gauge"))
+		if (!header && serve_prom_family(sb, name, help, k == K_COUNTER ? "counter" : "gauge"))
 			return -ENOMEM;
 		header = true;
-		if (prom_sample(sb, name, NULL, l, 2, v))
+		if (serve_prom_sample(sb, name, NULL, l, 2, v))
 			return -ENOMEM;
 	}
 	return 0;
@@ -128,11 +128,11 @@ static int labelled(struct rbln_strbuf *sb, const struct serve_metrics_source *s
 						   { "version", src[i].version },
 						   { label, value } };
 
-			if (!header && prom_family(sb, name, help,
+			if (!header && serve_prom_family(sb, name, help,
 						   kind == K_COUNTER ? "counter" : "gauge"))
 				return -ENOMEM;
 			header = true;
-			if (prom_sample(sb, name, NULL, l, 3, v))
+			if (serve_prom_sample(sb, name, NULL, l, 3, v))
 				return -ENOMEM;
 		}
 	return 0;
@@ -211,14 +211,14 @@ static int histograms(struct rbln_strbuf *sb, const struct serve_metrics_source 
 
 	if (!n)
 		return 0;
-	if (prom_family(sb, name, help, "histogram"))
+	if (serve_prom_family(sb, name, help, "histogram"))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		struct prom_label l[2] = { { "model", src[i].model }, { "version", src[i].version } };
 		const struct prom_histogram *h =
 			(const struct prom_histogram *)((const char *)src[i].m + offset);
 
-		if (prom_histogram_samples(sb, name, l, 2, h))
+		if (serve_prom_histogram_samples(sb, name, l, 2, h))
 			return -ENOMEM;
 	}
 	return 0;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void prom_number(char *buf, size_t len, double v)
+void serve_prom_number(char *buf, size_t len, double v)
 {
 	int p;
 
@@ -51,7 +51,7 @@ static int append_escaped(struct rbln_strbuf *sb, const char *s, int label)
 	return 0;
 }
 
-int prom_family(struct rbln_strbuf *sb, const char *name, const char *help, const char *type)
+int serve_prom_family(struct rbln_strbuf *sb, const char *name, const char *help, const char *type)
 {
 	if (rbln_strbuf_appendf(sb, "# HELP %s ", name) || append_escaped(sb, help, 0) ||
 	    rbln_strbuf_appendf(sb, "\n# TYPE %s %s\n", name, type))
@@ -59,7 +59,7 @@ int prom_family(struct rbln_strbuf *sb, const char *name, const char *help, cons
 	return 0;
 }
 
-int prom_sample(struct rbln_strbuf *sb, const char *name, const char *suffix,
+int serve_prom_sample(struct rbln_strbuf *sb, const char *name, const char *suffix,
 		const struct prom_label *labels, size_t n_labels, double value)
 {
 	char num[40];
@@ -78,11 +78,11 @@ int prom_sample(struct rbln_strbuf *sb, const char *name, const char *suffix,
 		if (rbln_strbuf_append_char(sb, '}'))
 			return -ENOMEM;
 	}
-	prom_number(num, sizeof(num), value);
+	serve_prom_number(num, sizeof(num), value);
 	return rbln_strbuf_appendf(sb, " %s\n", num) ? -ENOMEM : 0;
 }
 
-void prom_histogram_init(struct prom_histogram *h, const double *bounds, size_t n)
+void serve_prom_histogram_init(struct prom_histogram *h, const double *bounds, size_t n)
 {
 	size_t i;
 
@@ -93,7 +93,7 @@ void prom_histogram_init(struct prom_histogram *h, const double *bounds, size_t 
 	atomic_init(&h->sum_ns, 0);
 }
 
-void prom_histogram_observe(struct prom_histogram *h, double value)
+void serve_prom_histogram_observe(struct prom_histogram *h, double value)
 {
 	size_t i = 0;
 
@@ -106,7 +106,7 @@ void prom_histogram_observe(struct prom_histogram *h, double value)
 				  memory_order_relaxed);
 }
 
-int prom_histogram_samples(struct rbln_strbuf *sb, const char *name,
+int serve_prom_histogram_samples(struct rbln_strbuf *sb, const char *name,
 			   const struct prom_label *labels, size_t n_labels,
 			   const struct prom_histogram *h)
 {
@@ -125,15 +125,15 @@ int prom_histogram_samples(struct rbln_strbuf *sb, const char *name,
 	for (i = 0; i <= h->n_bounds; i++) {
 		cum += atomic_load_explicit(&h->buckets[i], memory_order_relaxed);
 		if (i < h->n_bounds)
-			prom_number(le, sizeof(le), h->bounds[i]);
+			serve_prom_number(le, sizeof(le), h->bounds[i]);
 		else
 			snprintf(le, sizeof(le), "+Inf");
-		if (prom_sample(sb, name, "_bucket", l, n_labels + 1, (double)cum))
+		if (serve_prom_sample(sb, name, "_bucket", l, n_labels + 1, (double)cum))
 			return -ENOMEM;
 	}
-	if (prom_sample(sb, name, "_sum", labels, n_labels,
+	if (serve_prom_sample(sb, name, "_sum", labels, n_labels,
 			(double)atomic_load_explicit(&h->sum_ns, memory_order_relaxed) / 1e9) ||
-	    prom_sample(sb, name, "_count", labels, n_labels, (double)cum))
+	    serve_prom_sample(sb, name, "_count", labels, n_labels, (double)cum))
 		return -ENOMEM;
 	return 0;
 }

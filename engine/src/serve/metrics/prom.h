@@ -23,12 +23,12 @@ struct prom_label {
 };
 
 /* "# HELP name help" and "# TYPE name type" (counter, gauge, histogram). */
-int prom_family(struct rbln_strbuf *sb, const char *name, const char *help, const char *type);
+int serve_prom_family(struct rbln_strbuf *sb, const char *name, const char *help, const char *type);
 /* One sample; suffix ("_bucket", "_sum", ...) may be NULL. */
-int prom_sample(struct rbln_strbuf *sb, const char *name, const char *suffix,
+int serve_prom_sample(struct rbln_strbuf *sb, const char *name, const char *suffix,
 		const struct prom_label *labels, size_t n_labels, double value);
 /* A number as the format wants it: shortest round-trip, +Inf, -Inf, NaN. */
-void prom_number(char *buf, size_t len, double v);
+void serve_prom_number(char *buf, size_t len, double v);
 
 struct prom_histogram {
 	const double *bounds;		/* upper bounds, ascending; +Inf is implied */
@@ -37,10 +37,10 @@ struct prom_histogram {
 	atomic_uint_least64_t sum_ns;	/* sum in 1e-9 units of the value */
 };
 
-void prom_histogram_init(struct prom_histogram *h, const double *bounds, size_t n);
-void prom_histogram_observe(struct prom_histogram *h, double value);
+void serve_prom_histogram_init(struct prom_histogram *h, const double *bounds, size_t n);
+void serve_prom_histogram_observe(struct prom_histogram *h, double value);
 /* The samples of one histogram (cumulative buckets, +Inf, _sum, _count). */
-int prom_histogram_samples(struct rbln_strbuf *sb, const char *name,
+int serve_prom_histogram_samples(struct rbln_strbuf *sb, const char *name,
 			   const struct prom_label *labels, size_t n_labels,
 			   const struct prom_histogram *h);
 

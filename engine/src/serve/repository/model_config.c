@@ -495,11 +495,11 @@ static int autocomplete_vllm(struct serve_model_config *cfg, const struct pbtxt_
 		return cfg_error(err, cfg->file, line_of(tree, "max_batch_size", 0),
 				 "max_batch_size must be 0 for backend \"%s\": the engine "
 				 "batches requests itself", cfg->backend);
-	rc = pbtxt_parse(vllm_autocomplete, sizeof(vllm_autocomplete) - 1, "(vllm defaults)",
+	rc = serve_pbtxt_parse(vllm_autocomplete, sizeof(vllm_autocomplete) - 1, "(vllm defaults)",
 			 &extra, err);
 	if (!rc)
-		rc = pb_to_json(extra, &pb_model_config, "(vllm defaults)", &ej, err);
-	pbtxt_free(extra);
+		rc = serve_pb_to_json(extra, &serve_pb_model_config, "(vllm defaults)", &ej, err);
+	serve_pbtxt_free(extra);
 	if (rc)
 		return rc;
 	for (l = 0; l < 2 && !rc; l++) {
@@ -600,12 +600,12 @@ int serve_model_config_parse(const char *text, size_t len, const char *path,
 	cfg->file = strdup(path);
 	if (!cfg->file)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
-	rc = pbtxt_parse(text, len, path, &tree, err);
+	rc = serve_pbtxt_parse(text, len, path, &tree, err);
 	if (!rc)
-		rc = pb_to_json(tree, &pb_model_config, path, &cfg->json, err);
+		rc = serve_pb_to_json(tree, &serve_pb_model_config, path, &cfg->json, err);
 	if (!rc)
 		rc = interpret(cfg, tree, dir_name, err);
-	pbtxt_free(tree);
+	serve_pbtxt_free(tree);
 	if (rc)
 		serve_model_config_free(cfg);
 	return rc;

@@ -168,6 +168,6 @@ static const struct pb_field ModelConfig_fields[] = {
 	M("model_metrics", ModelMetrics),
 };
 
-const struct pb_message pb_model_config = {
+const struct pb_message serve_pb_model_config = {
 	"ModelConfig", ModelConfig_fields, N(ModelConfig_fields)
 };

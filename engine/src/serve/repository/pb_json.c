@@ -119,7 +119,7 @@ static int convert_value(struct conv *c, const struct pbtxt_value *v, enum pb_ty
 		*out = json_object_new_string_len(v->str, (int)v->len);
 		return *out ? 0 : -ENOMEM;
 	case PB_BOOL:
-		if (!pbtxt_value_bool(v, &b))
+		if (!serve_pbtxt_value_bool(v, &b))
 			break;
 		*out = json_object_new_boolean(b);
 		return *out ? 0 : -ENOMEM;
@@ -127,7 +127,7 @@ static int convert_value(struct conv *c, const struct pbtxt_value *v, enum pb_ty
 		int64_t lo = t == PB_INT32 ? INT32_MIN : t == PB_INT64 ? INT64_MIN : 0;
 		int64_t hi = t == PB_INT32 ? INT32_MAX : t == PB_UINT32 ? (int64_t)UINT32_MAX
 									 : INT64_MAX;
-		if (!pbtxt_value_int(v, &i))
+		if (!serve_pbtxt_value_int(v, &i))
 			break;
 		if (i < lo || i > hi)
 			return conv_error(c, v->line, "field '%s': %s is out of range for %s",
@@ -136,7 +136,7 @@ static int convert_value(struct conv *c, const struct pbtxt_value *v, enum pb_ty
 		return *out ? 0 : -ENOMEM;
 	}
 	case PB_FLOAT: case PB_DOUBLE:
-		if (!pbtxt_value_double(v, &x))
+		if (!serve_pbtxt_value_double(v, &x))
 			break;
 		if (!isfinite(x))
 			return conv_error(c, v->line, "field '%s': %s cannot be written in JSON",
@@ -164,7 +164,7 @@ static int convert_value(struct conv *c, const struct pbtxt_value *v, enum pb_ty
 						  "(one of: %s)", label, en->name, v->str, list);
 			}
 		}
-		if (pbtxt_value_int(v, &i)) {
+		if (serve_pbtxt_value_int(v, &i)) {
 			if (i < 0 || (uint64_t)i >= en->n)
 				return conv_error(c, v->line, "field '%s': %s has no value number "
 						  "%s", label, en->name, v->str);
@@ -237,7 +237,7 @@ static int convert_map_entry(struct conv *c, const struct pbtxt_value *v,
 	} else {
 		int64_t k;
 
-		if (!pbtxt_value_int(kv, &k) || k < 0)
+		if (!serve_pbtxt_value_int(kv, &k) || k < 0)
 			return conv_error(c, kv->line, "field '%s': map key must be %s", label,
 					  type_name(fd->map_key));
 		snprintf(key, sizeof(key), "%lld", (long long)k);
@@ -405,7 +405,7 @@ static int convert_message(struct conv *c, const struct pbtxt_msg *m,
 	return 0;
 }
 
-int pb_to_json(const struct pbtxt_msg *m, const struct pb_message *desc, const char *file,
+int serve_pb_to_json(const struct pbtxt_msg *m, const struct pb_message *desc, const char *file,
 	       json_object **out, struct rbln_error *err)
 {
 	struct conv c = { .file = file, .err = err };

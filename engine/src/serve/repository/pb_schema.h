@@ -57,7 +57,7 @@ struct pb_message {
 };
 
 /* The descriptor of inference.ModelConfig. */
-extern const struct pb_message pb_model_config;
+extern const struct pb_message serve_pb_model_config;
 
 /*
  * Converts m to proto3 JSON, with every field checked against desc: names,
@@ -65,7 +65,7 @@ extern const struct pb_message pb_model_config;
  * Primitive fields left out are printed with their defaults (as Triton's
  * /config does); absent messages stay absent.  Errors read "FILE:LINE: ...".
  */
-int pb_to_json(const struct pbtxt_msg *m, const struct pb_message *desc, const char *file,
+int serve_pb_to_json(const struct pbtxt_msg *m, const struct pb_message *desc, const char *file,
 	       json_object **out, struct rbln_error *err);
 
 #endif

@@ -292,7 +292,7 @@ static void value_free(struct pbtxt_value *v)
 	msg_free(v->msg);
 }
 
-void pbtxt_free(struct pbtxt_msg *m)
+void serve_pbtxt_free(struct pbtxt_msg *m)
 {
 	msg_free(m);
 }
@@ -484,7 +484,7 @@ static int parse_body(struct lexer *lx, struct pbtxt_msg *m, char close, int dep
 	}
 }
 
-int pbtxt_parse(const char *text, size_t len, const char *name, struct pbtxt_msg **out,
+int serve_pbtxt_parse(const char *text, size_t len, const char *name, struct pbtxt_msg **out,
 		struct rbln_error *err)
 {
 	struct lexer lx = { .s = text, .len = len, .line = 1, .name = name, .err = err };
@@ -502,14 +502,14 @@ int pbtxt_parse(const char *text, size_t len, const char *name, struct pbtxt_msg
 	if (rc) {
 		if (rc == -ENOMEM)
 			rbln_error_set(err, rc, "%s: out of memory", name);
-		pbtxt_free(m);
+		serve_pbtxt_free(m);
 		return rc;
 	}
 	*out = m;
 	return 0;
 }
 
-bool pbtxt_value_int(const struct pbtxt_value *v, int64_t *out)
+bool serve_pbtxt_value_int(const struct pbtxt_value *v, int64_t *out)
 {
 	const char *s;
 	bool neg = false;
@@ -556,7 +556,7 @@ static bool ieq(const char *a, const char *b)
 	return !*a && !*b;
 }
 
-bool pbtxt_value_double(const struct pbtxt_value *v, double *out)
+bool serve_pbtxt_value_double(const struct pbtxt_value *v, double *out)
 {
 	const char *s = v->str;
 	char *end;
@@ -580,7 +580,7 @@ bool pbtxt_value_double(const struct pbtxt_value *v, double *out)
 	}
 	if (v->kind != PBTXT_NUMBER)
 		return false;
-	if (pbtxt_value_int(v, &i)) {
+	if (serve_pbtxt_value_int(v, &i)) {
 		*out = (double)i;
 		return true;
 	}
@@ -602,7 +602,7 @@ bool pbtxt_value_double(const struct pbtxt_value *v, double *out)
 	return end != s && !*end;
 }
 
-bool pbtxt_value_bool(const struct pbtxt_value *v, bool *out)
+bool serve_pbtxt_value_bool(const struct pbtxt_value *v, bool *out)
 {
 	if (v->kind == PBTXT_IDENT) {
 		if (!strcmp(v->str, "true") || !strcmp(v->str, "True") || !strcmp(v->str, "t")) {
@@ -622,7 +622,7 @@ bool pbtxt_value_bool(const struct pbtxt_value *v, bool *out)
 	return false;
 }
 
-const char *pbtxt_kind_name(enum pbtxt_kind k)
+const char *serve_pbtxt_kind_name(enum pbtxt_kind k)
 {
 	switch (k) {
 	case PBTXT_STRING: return "a string";

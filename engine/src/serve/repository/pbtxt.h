@@ -53,17 +53,17 @@ struct pbtxt_msg {
  * Parses text (len bytes, need not be NUL-terminated).  `name` prefixes
  * every error, which reads "NAME:LINE: ...".
  */
-int pbtxt_parse(const char *text, size_t len, const char *name, struct pbtxt_msg **out,
+int serve_pbtxt_parse(const char *text, size_t len, const char *name, struct pbtxt_msg **out,
 		struct rbln_error *err);
-void pbtxt_free(struct pbtxt_msg *m);
+void serve_pbtxt_free(struct pbtxt_msg *m);
 
 /* The integer of a NUMBER value (decimal, 0x hex, leading '-'); false if not one. */
-bool pbtxt_value_int(const struct pbtxt_value *v, int64_t *out);
+bool serve_pbtxt_value_int(const struct pbtxt_value *v, int64_t *out);
 /* The number of a NUMBER value, or inf/nan identifiers; false if not one. */
-bool pbtxt_value_double(const struct pbtxt_value *v, double *out);
+bool serve_pbtxt_value_double(const struct pbtxt_value *v, double *out);
 /* true/false in the spellings protobuf accepts (true, True, t, 1, ...). */
-bool pbtxt_value_bool(const struct pbtxt_value *v, bool *out);
+bool serve_pbtxt_value_bool(const struct pbtxt_value *v, bool *out);
 /* "string", "number", "identifier" or "message", for error messages. */
-const char *pbtxt_kind_name(enum pbtxt_kind k);
+const char *serve_pbtxt_kind_name(enum pbtxt_kind k);
 
 #endif
