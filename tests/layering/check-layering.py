@@ -226,8 +226,8 @@ def self_test(real_root):
         write(root, 'driver/model/rbln_model_exec.c', '#include <string.h>\n'
               '#include "rbln_model.h"\n')
         write(root, 'libnpu/isa/isa_encode.h', '#include "rbln_isa.h"\n')
-        write(root, 'libnpu/stream.c', '#include "isa_encode.h"\n#include "rbln_engine.h"\n')
-        write(root, 'engine/include/rbln_engine.h', '#include <stddef.h>\n')
+        write(root, 'libnpu/stream.c', '#include "isa_encode.h"\n#include "rbln_runtime.h"\n')
+        write(root, 'engine/include/rbln_runtime.h', '#include <stddef.h>\n')
         write(root, 'engine/src/util/file.c', '#include "libnpu.h"\n')
         write(root, 'libnpu/include/libnpu.h', '#include <stdint.h>\n')
         write(root, 'engine/src/newdir/x.c', '\n')
@@ -249,7 +249,7 @@ def self_test(real_root):
         text = out.getvalue()
     expected = [
         'rbln_model_exec.c:1: layer model includes no system header',
-        'libnpu/stream.c:2: layer libnpu may not include engine/include/rbln_engine.h',
+        'libnpu/stream.c:2: layer libnpu may not include engine/include/rbln_runtime.h',
         'engine/src/util/file.c:1: layer front may not include libnpu/include/libnpu.h',
         'engine/src/newdir/x.c: in 0 layers',
         'libnpu/stream.c: in a layer of meson library npu, which does not compile it',

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "runtime/engine_internal.h"
+#include "runtime/runtime_internal.h"
 
 int rbln_kv_pool_init(struct kv_pool *p, uint32_t blocks, uint32_t block_size)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/engine_internal.h"
+#include "runtime/runtime_internal.h"
 
 int rbln_seq_push_token(struct rbln_seq *s, int32_t id)
 {
@@ -36,7 +36,7 @@ static int check_runtime_params(const struct rbln_sampling_params *p, struct rbl
 	return 0;
 }
 
-int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_prompt,
+int rbln_runtime_add(struct rbln_runtime *e, const int32_t *prompt, size_t n_prompt,
 		    const struct rbln_sampling_params *params, unsigned flags,
 		    struct rbln_seq **out, struct rbln_error *err)
 {
@@ -118,7 +118,7 @@ void rbln_seq_preempt(struct rbln_seq *s)
 
 void rbln_seq_release(struct rbln_seq *s)
 {
-	struct rbln_engine *e;
+	struct rbln_runtime *e;
 
 	if (!s)
 		return;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * One step (see rbln_engine_run() in rbln_engine.h): pick the program,
+ * One step (see rbln_runtime_run() in rbln_runtime.h): pick the program,
  * take KV blocks, write the argument block, submit one program per
  * device, wait, and sample from the results.
  *
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/engine_internal.h"
+#include "runtime/runtime_internal.h"
 
 static uint64_t now_ns(void)
 {
@@ -24,7 +24,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int check_items(struct rbln_engine *e, const struct rbln_step_item *items, size_t n,
+static int check_items(struct rbln_runtime *e, const struct rbln_step_item *items, size_t n,
 		       uint32_t *total, struct rbln_error *err)
 {
 	size_t i, j;
@@ -53,7 +53,7 @@ static int check_items(struct rbln_engine *e, const struct rbln_step_item *items
 }
 
 /* The smallest decoder bucket holding n one-token items, else the prefill program. */
-static uint32_t pick_program(const struct rbln_engine *e, size_t n, uint32_t total)
+static uint32_t pick_program(const struct rbln_runtime *e, size_t n, uint32_t total)
 {
 	uint32_t p;
 
@@ -69,7 +69,7 @@ static uint32_t pick_program(const struct rbln_engine *e, size_t n, uint32_t tot
  * The blocks the items need, all or none (the planner took them already;
  * a caller planning its own steps may not have).
  */
-static int take_blocks(struct rbln_engine *e, const struct rbln_step_item *items, size_t n,
+static int take_blocks(struct rbln_runtime *e, const struct rbln_step_item *items, size_t n,
 		       struct rbln_error *err)
 {
 	uint64_t need = 0;
@@ -91,7 +91,7 @@ static void put_i32(unsigned char *base, uint64_t off, size_t i, int32_t v)
 }
 
 /* The argument block of rank 0, then copied to the others (inputs are the same). */
-static void write_args(struct rbln_engine *e, uint32_t p, const struct rbln_step_item *items,
+static void write_args(struct rbln_runtime *e, uint32_t p, const struct rbln_step_item *items,
 		       size_t n)
 {
 	const struct rbln_layout_io *io = &e->io[p];
@@ -125,7 +125,7 @@ static void write_args(struct rbln_engine *e, uint32_t p, const struct rbln_step
 		memcpy(e->ranks[i].io, a, io->logits);
 }
 
-static int submit_all(struct rbln_engine *e, uint32_t p, struct rbln_error *err)
+static int submit_all(struct rbln_runtime *e, uint32_t p, struct rbln_error *err)
 {
 	struct rbln_layout_comm comm;
 	npu_fence *fences[RBLN_MAX_TENSOR_PARALLEL];
@@ -174,7 +174,7 @@ static bool is_in(int32_t id, const int32_t *ids, size_t n)
 	return false;
 }
 
-static bool is_eos(const struct rbln_engine *e, int32_t id)
+static bool is_eos(const struct rbln_runtime *e, int32_t id)
 {
 	size_t i;
 
@@ -184,7 +184,7 @@ static bool is_eos(const struct rbln_engine *e, int32_t id)
 	return false;
 }
 
-static void gather_logits(struct rbln_engine *e, const struct rbln_layout_io *io, size_t b)
+static void gather_logits(struct rbln_runtime *e, const struct rbln_layout_io *io, size_t b)
 {
 	uint32_t r, vr = e->ranks[0].shape.vocab;
 
@@ -194,7 +194,7 @@ static void gather_logits(struct rbln_engine *e, const struct rbln_layout_io *io
 }
 
 /* The ranks' ARGMAX results combined: the first rank wins ties, NaN beats all. */
-static int32_t device_argmax(const struct rbln_engine *e, const struct rbln_layout_io *io, size_t b)
+static int32_t device_argmax(const struct rbln_runtime *e, const struct rbln_layout_io *io, size_t b)
 {
 	float best = 0, v;
 	int32_t id = -1, i;
@@ -213,7 +213,7 @@ static int32_t device_argmax(const struct rbln_engine *e, const struct rbln_layo
 	return id;
 }
 
-static int32_t sample(struct rbln_engine *e, struct rbln_seq *s, const struct rbln_layout_io *io,
+static int32_t sample(struct rbln_runtime *e, struct rbln_seq *s, const struct rbln_layout_io *io,
 		      size_t b)
 {
 	int32_t mask[RBLN_MAX_EOS_IDS + RBLN_SAMPLING_MAX_STOP_IDS];
@@ -243,7 +243,7 @@ static int32_t sample(struct rbln_engine *e, struct rbln_seq *s, const struct rb
 }
 
 /* Appends a sampled id or ends the sequence with it. */
-static int take_token(struct rbln_engine *e, struct rbln_seq *s, int32_t id)
+static int take_token(struct rbln_runtime *e, struct rbln_seq *s, int32_t id)
 {
 	size_t n_out;
 	int rc;
@@ -267,7 +267,7 @@ static int take_token(struct rbln_engine *e, struct rbln_seq *s, int32_t id)
 	return 0;
 }
 
-int rbln_engine_run(struct rbln_engine *e, const struct rbln_step_item *items, size_t n,
+int rbln_runtime_run(struct rbln_runtime *e, const struct rbln_step_item *items, size_t n,
 		    struct rbln_step_stats *st, struct rbln_error *err)
 {
 	uint64_t t0 = now_ns();

@@ -16,12 +16,12 @@
 
 #include "program/files.h"
 #include "program/isa_validate.h"
-#include "runtime/engine_internal.h"
+#include "runtime/runtime_internal.h"
 #include "util/file.h"
 
 #define STAGING_BYTES (16u << 20)
 
-static int upload_rank(struct rbln_engine *e, uint32_t r, struct rbln_error *err)
+static int upload_rank(struct rbln_runtime *e, uint32_t r, struct rbln_error *err)
 {
 	struct rank *rk = &e->ranks[r];
 	uint64_t size = rk->bufs.size[SLOT_WEIGHTS], off;
@@ -81,7 +81,7 @@ out:
 	return rc;
 }
 
-int rbln_ranks_upload_weights(struct rbln_engine *e, struct rbln_error *err)
+int rbln_ranks_upload_weights(struct rbln_runtime *e, struct rbln_error *err)
 {
 	uint32_t r;
 	int rc = 0;
@@ -92,7 +92,7 @@ int rbln_ranks_upload_weights(struct rbln_engine *e, struct rbln_error *err)
 }
 
 /* Header and slot table against what this configuration and rank need. */
-static int check_program(const struct rbln_engine *e, const struct rank *rk, uint32_t r,
+static int check_program(const struct rbln_runtime *e, const struct rank *rk, uint32_t r,
 			 const struct layout_program *lp, const struct program_image *img,
 			 const char *path, struct rbln_error *err)
 {
@@ -126,7 +126,7 @@ static int check_program(const struct rbln_engine *e, const struct rank *rk, uin
 	return 0;
 }
 
-static int load_rank_programs(struct rbln_engine *e, uint32_t r, struct rbln_error *err)
+static int load_rank_programs(struct rbln_runtime *e, uint32_t r, struct rbln_error *err)
 {
 	struct rank *rk = &e->ranks[r];
 	struct program_image img[ENGINE_MAX_PROGRAMS];
@@ -176,7 +176,7 @@ static int load_rank_programs(struct rbln_engine *e, uint32_t r, struct rbln_err
 	return rc;
 }
 
-int rbln_ranks_load_programs(struct rbln_engine *e, struct rbln_error *err)
+int rbln_ranks_load_programs(struct rbln_runtime *e, struct rbln_error *err)
 {
 	uint32_t r;
 	int rc = 0;

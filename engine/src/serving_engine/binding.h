@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rbln_engine_serving_ops: the engine runtime (rbln_engine.h) behind
+ * rbln_engine_serving_ops: the engine runtime (rbln_runtime.h) behind
  * rbln-serve's interface (rbln_serving.h).
  *
  * One scheduler thread per model owns the engine: it is the only thread
- * that calls rbln_engine_* and rbln_seq_*, because the runtime is used by
+ * that calls rbln_runtime_* and rbln_seq_*, because the runtime is used by
  * one thread at a time.  HTTP threads reach it through three doors, all
  * and none of which touches the engine: submit() appends to an inbox under
  * the model's mutex, cancel() raises a flag, stats() copies a snapshot
@@ -16,7 +16,7 @@
  * not yet seen by the scheduler), the active list (in arrival order, with
  * an engine sequence the runtime's planner schedules: waiting or running),
  * or nowhere once its final event is delivered.  What runs when is the
- * planner's (rbln_engine_plan()); this binding only sets its policy.
+ * planner's (rbln_runtime_plan()); this binding only sets its policy.
  */
 #ifndef RBLN_SERVING_ENGINE_BINDING_H
 #define RBLN_SERVING_ENGINE_BINDING_H
@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rbln_engine.h"
+#include "rbln_runtime.h"
 #include "rbln_serving.h"
 
 struct se_list {
@@ -95,7 +95,7 @@ struct se_published {
 
 struct rbln_serving_engine {
 	char *name;
-	struct rbln_engine *engine;
+	struct rbln_runtime *engine;
 	const struct rbln_compiled_config *cc;
 	uint32_t batch;			/* max_num_seqs */
 	uint32_t max_model_len;

@@ -61,7 +61,7 @@ static int set_policy(struct rbln_serving_engine *e, const struct rbln_serving_m
 
 	if (spec->max_num_batched_tokens && spec->max_num_batched_tokens < policy.step_tokens)
 		policy.step_tokens = spec->max_num_batched_tokens;
-	return rbln_engine_set_policy(e->engine, &policy, err);
+	return rbln_runtime_set_policy(e->engine, &policy, err);
 }
 
 /* model.json against what was compiled (rbln-serve checked it too; this is the engine's word). */
@@ -89,7 +89,7 @@ static int check_spec(const struct rbln_serving_model_spec *spec,
 
 static void free_engine(struct rbln_serving_engine *e)
 {
-	rbln_engine_close(e->engine);
+	rbln_runtime_close(e->engine);
 	free(e->items);
 	free(e->item_h);
 	free(e->name);
@@ -122,9 +122,9 @@ static int init_sync(struct rbln_serving_engine *e)
 static int se_open(const struct rbln_serving_model_spec *spec, struct rbln_serving_engine **out,
 		   struct rbln_error *err)
 {
-	struct rbln_engine_options eo = { .devices = spec->devices };
+	struct rbln_runtime_options eo = { .devices = spec->devices };
 	struct rbln_serving_engine *e = calloc(1, sizeof(*e));
-	struct rbln_engine_info info;
+	struct rbln_runtime_info info;
 	const struct rbln_compiled_config *cc;
 	const char *log;
 	int rc;
@@ -136,12 +136,12 @@ static int se_open(const struct rbln_serving_model_spec *spec, struct rbln_servi
 		free(e);
 		return rbln_error_set(err, -ENOMEM, "out of memory");
 	}
-	rc = rbln_engine_open(spec->model_dir, &eo, &e->engine, err);
+	rc = rbln_runtime_open(spec->model_dir, &eo, &e->engine, err);
 	if (rc) {
 		free_engine(e);
 		return rc;
 	}
-	rbln_engine_get_info(e->engine, &info);
+	rbln_runtime_get_info(e->engine, &info);
 	cc = e->cc = info.config;
 	rc = check_spec(spec, cc, err);
 	if (rc) {

@@ -4,7 +4,7 @@
  * engine.  Each iteration takes the new requests from the inbox (each
  * becomes an engine sequence), ends the cancelled and the expired ones
  * (freeing their KV blocks before anything is planned), has the runtime's
- * planner plan a step (rbln_engine_plan(), with the policy ops.c set),
+ * planner plan a step (rbln_runtime_plan(), with the policy ops.c set),
  * runs it, and delivers what the step produced.  Cancellation and deadlines therefore act at the next
  * step boundary: a step is the unit of work and cannot be interrupted.
  */
@@ -27,7 +27,7 @@ int64_t se_now_ns(void)
 static void make_seq(struct rbln_serving_engine *e, struct rbln_gen_handle *h, int64_t now)
 {
 	struct rbln_error err = { 0 };
-	int rc = rbln_engine_add(e->engine, h->prompt, h->n_prompt, &h->sp, 0, &h->seq, &err);
+	int rc = rbln_runtime_add(e->engine, h->prompt, h->n_prompt, &h->sp, 0, &h->seq, &err);
 
 	if (!rc)
 		rc = se_logits_attach(e, h);
@@ -117,7 +117,7 @@ static void run_step(struct rbln_serving_engine *e, size_t n)
 		if (!e->item_h[i]->t_scheduled_ns)
 			e->item_h[i]->t_scheduled_ns = now;
 	}
-	rc = rbln_engine_run(e->engine, e->items, n, &st, &err);
+	rc = rbln_runtime_run(e->engine, e->items, n, &st, &err);
 	now = se_now_ns();
 	if (rc) {
 		/* A device failure: the step's requests fail, the others go on. */
@@ -220,7 +220,7 @@ void *se_scheduler_main(void *arg)
 
 	while (wait_for_work(e)) {
 		intake_and_reap(e, se_now_ns());
-		n = rbln_engine_plan(e->engine, e->items);
+		n = rbln_runtime_plan(e->engine, e->items);
 		if (n)
 			run_step(e, n);
 		se_publish(e);

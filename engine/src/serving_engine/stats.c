@@ -52,20 +52,20 @@ void se_devices_map(struct rbln_serving_engine *e, const char *devices, uint32_t
 
 uint32_t se_num_running(const struct rbln_serving_engine *e)
 {
-	struct rbln_engine_info info;
+	struct rbln_runtime_info info;
 
-	rbln_engine_get_info(e->engine, &info);
+	rbln_runtime_get_info(e->engine, &info);
 	return info.n_running;
 }
 
 /* Called by the scheduler, after a step or an idle wait. */
 void se_publish(struct rbln_serving_engine *e)
 {
-	struct rbln_engine_info info;
+	struct rbln_runtime_info info;
 	int64_t now = se_now_ns();
 	size_t i;
 
-	rbln_engine_get_info(e->engine, &info);
+	rbln_runtime_get_info(e->engine, &info);
 	for (i = 0; i < e->cc->n_decoder_batch_sizes && i < RBLN_MAX_DECODER_BATCHES; i++)
 		e->acc.bucket_steps[i] = info.decode_steps[i];
 	e->acc.num_running = info.n_running;

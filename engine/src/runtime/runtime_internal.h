@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* The runtime's objects: ranks on devices, the KV block pool, the planner, sequences. */
-#ifndef RBLN_ENGINE_INTERNAL_H
-#define RBLN_ENGINE_INTERNAL_H
+#ifndef RBLN_RUNTIME_INTERNAL_H
+#define RBLN_RUNTIME_INTERNAL_H
 
 #include <stdint.h>
 
 #include "libnpu.h"
 #include "program/layout.h"
-#include "rbln_engine.h"
+#include "rbln_runtime.h"
 
 #define ENGINE_MAX_PROGRAMS (RBLN_MAX_DECODER_BATCHES + 1)
 
@@ -60,12 +60,12 @@ struct planner {
 };
 
 /* Sets the policy of a freshly opened engine (the defaults). */
-void rbln_planner_init(struct rbln_engine *e);
+void rbln_planner_init(struct rbln_runtime *e);
 /* After a step ran: what the prefill deferral learns from it. */
-void rbln_planner_step_done(struct rbln_engine *e, bool prefill, uint64_t ns);
+void rbln_planner_step_done(struct rbln_runtime *e, bool prefill, uint64_t ns);
 
 struct rbln_seq {
-	struct rbln_engine *e;
+	struct rbln_runtime *e;
 	struct rbln_seq *prev, *next;	/* the engine's list, in add order */
 	int32_t *tokens;		/* prompt, then output (stop token excluded) */
 	size_t n_tokens, cap;
@@ -87,7 +87,7 @@ struct rbln_seq {
 	void *user;			/* rbln_seq_set_user() */
 };
 
-struct rbln_engine {
+struct rbln_runtime {
 	struct rbln_compiled_config cc;
 	char *dir;
 	char *tmp_dir;			/* compiled on the fly, removed at close */
@@ -110,12 +110,12 @@ struct rbln_engine {
 };
 
 /* runtime/devices.c: context, devices, buffers and their sharing. */
-int rbln_ranks_open(struct rbln_engine *e, const char *devices, struct rbln_error *err);
-void rbln_ranks_close(struct rbln_engine *e);
+int rbln_ranks_open(struct rbln_runtime *e, const char *devices, struct rbln_error *err);
+void rbln_ranks_close(struct rbln_runtime *e);
 
 /* runtime/upload.c: weights and programs, once. */
-int rbln_ranks_upload_weights(struct rbln_engine *e, struct rbln_error *err);
-int rbln_ranks_load_programs(struct rbln_engine *e, struct rbln_error *err);
+int rbln_ranks_upload_weights(struct rbln_runtime *e, struct rbln_error *err);
+int rbln_ranks_load_programs(struct rbln_runtime *e, struct rbln_error *err);
 
 /* runtime/seq.c */
 int rbln_seq_push_token(struct rbln_seq *s, int32_t id);

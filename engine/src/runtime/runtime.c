@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "rbln_fingerprint.h"
-#include "runtime/engine_internal.h"
+#include "runtime/runtime_internal.h"
 #include "util/file.h"
 
 static bool has_file(const char *dir, const char *name)
@@ -32,8 +32,8 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return remove(path);
 }
 
-static int resolve_dir(struct rbln_engine *e, const char *model_dir,
-		       const struct rbln_engine_options *opt, struct rbln_error *err)
+static int resolve_dir(struct rbln_runtime *e, const char *model_dir,
+		       const struct rbln_runtime_options *opt, struct rbln_error *err)
 {
 	struct rbln_compile_options defaults = { 0 };
 	const char *out;
@@ -70,7 +70,7 @@ static int resolve_dir(struct rbln_engine *e, const char *model_dir,
 }
 
 /* generation_config.json's EOS ids win over config.json's, as in transformers. */
-static int load_eos(struct rbln_engine *e, struct rbln_error *err)
+static int load_eos(struct rbln_runtime *e, struct rbln_error *err)
 {
 	struct rbln_generation_config gen;
 	size_t i;
@@ -90,10 +90,10 @@ static int load_eos(struct rbln_engine *e, struct rbln_error *err)
 	return 0;
 }
 
-int rbln_engine_open(const char *model_dir, const struct rbln_engine_options *opt,
-		     struct rbln_engine **out, struct rbln_error *err)
+int rbln_runtime_open(const char *model_dir, const struct rbln_runtime_options *opt,
+		     struct rbln_runtime **out, struct rbln_error *err)
 {
-	struct rbln_engine *e = calloc(1, sizeof(*e));
+	struct rbln_runtime *e = calloc(1, sizeof(*e));
 	struct rbln_layout_shape s0;
 	uint32_t p;
 	int rc;
@@ -129,11 +129,11 @@ int rbln_engine_open(const char *model_dir, const struct rbln_engine_options *op
 	*out = e;
 	return 0;
 fail:
-	rbln_engine_close(e);
+	rbln_runtime_close(e);
 	return rc;
 }
 
-void rbln_engine_close(struct rbln_engine *e)
+void rbln_runtime_close(struct rbln_runtime *e)
 {
 	if (!e)
 		return;
@@ -149,7 +149,7 @@ void rbln_engine_close(struct rbln_engine *e)
 	free(e);
 }
 
-void rbln_engine_get_info(const struct rbln_engine *e, struct rbln_engine_info *info)
+void rbln_runtime_get_info(const struct rbln_runtime *e, struct rbln_runtime_info *info)
 {
 	const struct rbln_seq *s;
 	size_t i;

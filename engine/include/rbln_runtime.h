@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The engine runtime: a compiled model on its devices, and sequences that
+ * The runtime: a compiled model on its devices, and sequences that
  * advance by steps.
  *
- * rbln_engine_open() loads a compiled directory (or compiles a Hugging
+ * rbln_runtime_open() loads a compiled directory (or compiles a Hugging
  * Face directory first): one device per tensor-parallel rank, each with
  * its weights, KV cache and programs uploaded once.  A step runs one
  * program on every device, one submission per device: the items of a
@@ -12,18 +12,18 @@
  * Several prefill chunks and decodes share a step.  A sequence whose known
  * tokens are all computed after the step samples its next token.
  *
- * The planner (rbln_engine_plan) decides what goes into each step:
+ * The planner (rbln_runtime_plan) decides what goes into each step:
  * continuous batching with chunked prefill, decodes first, preemption by
  * recompute when the KV cache is full.  rbln-generate, rbln-bench and
  * rbln-serve all run it; a policy (struct rbln_plan_policy) says how many
  * sequences run at once, how many tokens a step takes, whether prefill
  * waits for company and in which order sequences are admitted.
- * rbln_engine_step() plans and runs one step.
+ * rbln_runtime_step() plans and runs one step.
  *
- * Threads: an engine and its sequences are used by one thread at a time.
+ * Threads: a runtime and its sequences are used by one thread at a time.
  */
-#ifndef RBLN_ENGINE_H
-#define RBLN_ENGINE_H
+#ifndef RBLN_RUNTIME_H
+#define RBLN_RUNTIME_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,10 +33,10 @@
 #include "rbln_error.h"
 #include "rbln_sample.h"
 
-struct rbln_engine;
+struct rbln_runtime;
 struct rbln_seq;
 
-struct rbln_engine_options {
+struct rbln_runtime_options {
 	/* Devices by visible index, "0,1,2,3"; NULL: $RBLN_DEVICES, else all. */
 	const char *devices;
 	/* For a Hugging Face directory: how to compile it (NULL: defaults). */
@@ -45,12 +45,12 @@ struct rbln_engine_options {
 	const char *compile_dir;
 };
 
-int rbln_engine_open(const char *model_dir, const struct rbln_engine_options *opt,
-		     struct rbln_engine **out, struct rbln_error *err);
+int rbln_runtime_open(const char *model_dir, const struct rbln_runtime_options *opt,
+		     struct rbln_runtime **out, struct rbln_error *err);
 /* Releases every sequence still held, then the devices. */
-void rbln_engine_close(struct rbln_engine *e);
+void rbln_runtime_close(struct rbln_runtime *e);
 
-struct rbln_engine_info {
+struct rbln_runtime_info {
 	const struct rbln_compiled_config *config;
 	const char *dir;		/* the compiled directory */
 	const char *backend;		/* "emul" or "kernel" */
@@ -65,7 +65,7 @@ struct rbln_engine_info {
 	uint64_t decode_steps[RBLN_MAX_DECODER_BATCHES];	/* per decoder bucket */
 };
 
-void rbln_engine_get_info(const struct rbln_engine *e, struct rbln_engine_info *info);
+void rbln_runtime_get_info(const struct rbln_runtime *e, struct rbln_runtime_info *info);
 
 /* ------------------------------------------------------------------ */
 /* Sequences                                                           */
@@ -87,7 +87,7 @@ enum rbln_seq_end {
  * stop_token_ids.  Bad words, logprobs and stop strings are the caller's
  * (a logits hook, its text stream), so params with them are refused.
  */
-int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_prompt,
+int rbln_runtime_add(struct rbln_runtime *e, const int32_t *prompt, size_t n_prompt,
 		    const struct rbln_sampling_params *params, unsigned flags,
 		    struct rbln_seq **out, struct rbln_error *err);
 /* Ends a sequence now (a stop string matched, a client left); frees its KV blocks. */
@@ -111,7 +111,7 @@ uint32_t rbln_seq_preemptions(const struct rbln_seq *s);
 
 /*
  * A sequence's logits hook (a logits processor, as vLLM's): called inside
- * rbln_engine_run(), on its thread, with the full row of logits the
+ * rbln_runtime_run(), on its thread, with the full row of logits the
  * sequence's next token is about to be sampled from, before penalties,
  * min_tokens masks and sampling.  It may change the row (set a logit to
  * -INFINITY to forbid a token) and may read the sequence.  A sequence with
@@ -151,7 +151,7 @@ struct rbln_step_stats {
  * blocks are taken as needed: -ENOSPC (and nothing run) when the cache is
  * full.
  */
-int rbln_engine_run(struct rbln_engine *e, const struct rbln_step_item *items, size_t n,
+int rbln_runtime_run(struct rbln_runtime *e, const struct rbln_step_item *items, size_t n,
 		    struct rbln_step_stats *st, struct rbln_error *err);
 
 /* ------------------------------------------------------------------ */
@@ -166,7 +166,7 @@ enum rbln_admission {
 
 /*
  * How the planner fills a step.  Zero fields take the defaults, which are
- * what rbln_engine_open() sets: every compiled batch slot, a full prefill
+ * what rbln_runtime_open() sets: every compiled batch slot, a full prefill
  * chunk, no deferral, FCFS.
  */
 struct rbln_plan_policy {
@@ -191,7 +191,7 @@ struct rbln_plan_policy {
 };
 
 /* Checks and sets the policy; errors name the field and its bound. */
-int rbln_engine_set_policy(struct rbln_engine *e, const struct rbln_plan_policy *policy,
+int rbln_runtime_set_policy(struct rbln_runtime *e, const struct rbln_plan_policy *policy,
 			   struct rbln_error *err);
 
 /*
@@ -199,14 +199,14 @@ int rbln_engine_set_policy(struct rbln_engine *e, const struct rbln_plan_policy 
  * added): fills items (room for the policy's max_seqs) and returns how many;
  * 0 when no sequence has work.  Takes the KV blocks the items need and
  * preempts sequences when the cache is full.  Run the items with
- * rbln_engine_run() before planning again.
+ * rbln_runtime_run() before planning again.
  */
-size_t rbln_engine_plan(struct rbln_engine *e, struct rbln_step_item *items);
+size_t rbln_runtime_plan(struct rbln_runtime *e, struct rbln_step_item *items);
 
 /*
  * Plans and runs one step.  Returns the number of items run, 0 when no
  * sequence has work, or a negative error.
  */
-int rbln_engine_step(struct rbln_engine *e, struct rbln_step_stats *st, struct rbln_error *err);
+int rbln_runtime_step(struct rbln_runtime *e, struct rbln_step_stats *st, struct rbln_error *err);
 
 #endif
