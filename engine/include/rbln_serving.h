@@ -231,9 +231,9 @@ struct rbln_serving_ops {
 };
 
 /*
- * The engine runtime's table, defined by src/serving_engine (the library
- * behind engine/meson.build's engine_serving_dep, which rbln-serve links).
+ * The engine runtime's table, defined by src/serving_bridge (the library
+ * behind engine/meson.build's serving_bridge_dep, which rbln-serve links).
  */
-extern const struct rbln_serving_ops rbln_engine_serving_ops;
+extern const struct rbln_serving_ops rbln_serving_bridge_ops;
 
 #endif

@@ -5,9 +5,8 @@
 A static library's externs share one namespace with everything it is linked
 with (libc, libgrpc, libmicrohttpd, the next library of the stack), so each
 one carries its library's prefix: rbln_ for the engine, serve_ for
-rbln-serve's libraries (the serving layer's established prefix), se_ for
-the serving binding's internals.  The protobuf-c code generated from
-src/serve/grpc/proto keeps protoc-c's names (inference__...).
+rbln-serve's libraries (the serving layer's established prefix).  The
+protobuf-c code generated from src/serve/grpc/proto keeps protoc-c's names (inference__...).
 
   check-prefixes.py NM ARCHIVE...
   check-prefixes.py --self-test NM
@@ -24,7 +23,7 @@ import tempfile
 PREFIXES = {
     'rbln_engine_front': ('rbln_',),
     'rbln_engine': ('rbln_',),
-    'rbln_serving_engine': ('rbln_', 'se_'),
+    'rbln_serving_bridge': ('rbln_',),
     'rbln_serve_repository': ('rbln_', 'serve_'),
     'rbln_serve_api': ('rbln_', 'serve_'),
     'rbln_serve_metrics': ('rbln_', 'serve_'),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * rbln_engine_serving_ops against the real engine (tiny-llama3 on the
+ * rbln_serving_bridge_ops against the real engine (tiny-llama3 on the
  * emulated devices), below HTTP: the contract of rbln_serving.h.  Events
  * come in order with exactly one final event; greedy ids equal
  * transformers'; stop ids, a callback's RBLN_GEN_STOP, cancel() and
@@ -21,7 +21,7 @@
 
 #define MAX_IDS 4096
 
-static const struct rbln_serving_ops *ops = &rbln_engine_serving_ops;
+static const struct rbln_serving_ops *ops = &rbln_serving_bridge_ops;
 static char *work;
 static char *compiled;		/* batch 4, buckets 4,2,1, max_seq_len 256 */
 static int32_t ref_prompt[64];

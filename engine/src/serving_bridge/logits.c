@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serving_engine/binding.h"
+#include "serving_bridge/binding.h"
 
 static bool ends_with(const int32_t *out, size_t n_out, const int32_t *w, size_t len)
 {
@@ -39,14 +39,14 @@ static void on_logits(void *user, const struct rbln_seq *s, float *logits, size_
 		return;
 	out = rbln_seq_output(s, &n_out);
 	for (i = 0; i < h->n_bad; i++) {
-		const struct se_bad_word *w = &h->bad[i];
+		const struct rbln_bridge_bad_word *w = &h->bad[i];
 
 		if (ends_with(out, n_out, w->ids, w->len - 1))
 			logits[w->ids[w->len - 1]] = -INFINITY;
 	}
 }
 
-int se_logits_attach(struct rbln_serving_engine *e, struct rbln_gen_handle *h)
+int rbln_bridge_logits_attach(struct rbln_serving_engine *e, struct rbln_gen_handle *h)
 {
 	if (h->logprobs < 0 && !h->n_bad)
 		return 0;
@@ -104,7 +104,7 @@ static void top_k(const float *row, size_t vocab, size_t k, double lse,
 		top[i].logprob = (float)((double)top[i].logprob - lse);
 }
 
-void se_logprobs_take(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
+void rbln_bridge_logprobs_take(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 		      const int32_t *ids, size_t n)
 {
 	double lse;

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serving_engine/binding.h"
+#include "serving_bridge/binding.h"
 
-void se_request_free(struct rbln_gen_handle *h)
+void rbln_bridge_request_free(struct rbln_gen_handle *h)
 {
 	size_t i;
 
@@ -112,7 +112,7 @@ static int copy_bad_words(struct rbln_gen_handle *h, const struct rbln_sampling_
 	return 0;
 }
 
-int se_submit(struct rbln_serving_engine *e, const struct rbln_gen_request *req,
+int rbln_bridge_submit(struct rbln_serving_engine *e, const struct rbln_gen_request *req,
 	      rbln_gen_event_fn cb, void *user, struct rbln_gen_handle **out,
 	      struct rbln_error *err)
 {
@@ -147,7 +147,7 @@ int se_submit(struct rbln_serving_engine *e, const struct rbln_gen_request *req,
 			rc = rbln_error_set(err, -ENOMEM, "out of memory");
 	}
 	if (rc) {
-		se_request_free(h);
+		rbln_bridge_request_free(h);
 		return rc;
 	}
 	memcpy(h->prompt, req->prompt_ids, req->n_prompt_ids * sizeof(*h->prompt));
@@ -176,16 +176,16 @@ int se_submit(struct rbln_serving_engine *e, const struct rbln_gen_request *req,
 		}
 		/* Written before the scheduler can see the request (and deliver events). */
 		*out = h;
-		se_list_push_back(&e->inbox, h);
+		rbln_bridge_list_push_back(&e->inbox, h);
 		pthread_cond_signal(&e->wake);
 	}
 	pthread_mutex_unlock(&e->mu);
 	if (rc)
-		se_request_free(h);
+		rbln_bridge_request_free(h);
 	return rc;
 }
 
-void se_cancel(struct rbln_gen_handle *h)
+void rbln_bridge_cancel(struct rbln_gen_handle *h)
 {
 	/*
 	 * Only a flag: the scheduler looks at it before every step (a request
@@ -196,8 +196,8 @@ void se_cancel(struct rbln_gen_handle *h)
 		atomic_store(&h->cancelled, true);
 }
 
-void se_release(struct rbln_gen_handle *h)
+void rbln_bridge_release(struct rbln_gen_handle *h)
 {
 	if (h)
-		se_request_free(h);
+		rbln_bridge_request_free(h);
 }

@@ -6,7 +6,7 @@
  * step's new ids are delivered right after the step, so an event normally
  * carries one id; the final event carries whatever the last step added.
  */
-#include "serving_engine/binding.h"
+#include "serving_bridge/binding.h"
 
 #include <string.h>
 
@@ -19,7 +19,7 @@ static void fill_logprobs(const struct rbln_gen_handle *h, struct rbln_gen_event
 	ev->top_logprobs = ev->n_top ? h->lp_out->top : NULL;
 }
 
-bool se_deliver_tokens(struct rbln_serving_engine *e, struct rbln_gen_handle *h, int64_t now_ns)
+bool rbln_bridge_deliver_tokens(struct rbln_serving_engine *e, struct rbln_gen_handle *h, int64_t now_ns)
 {
 	struct rbln_gen_event ev;
 	const int32_t *out;
@@ -32,7 +32,7 @@ bool se_deliver_tokens(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 	ev.ids = out + h->n_sent;
 	ev.n_ids = n_out - h->n_sent;
 	ev.time_ns = now_ns;
-	se_logprobs_take(e, h, ev.ids, ev.n_ids);
+	rbln_bridge_logprobs_take(e, h, ev.ids, ev.n_ids);
 	fill_logprobs(h, &ev);
 	h->n_sent = n_out;
 	if (!h->t_first_ns)
@@ -40,7 +40,7 @@ bool se_deliver_tokens(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 	return h->cb(h->user, &ev) == RBLN_GEN_STOP;
 }
 
-void se_finish(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
+void rbln_bridge_finish(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 	       enum rbln_finish_reason reason, int error_code, const char *msg,
 	       int64_t now_ns)
 {
@@ -62,7 +62,7 @@ void se_finish(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 		if (n_out > h->n_sent) {
 			ev.ids = out + h->n_sent;
 			ev.n_ids = n_out - h->n_sent;
-			se_logprobs_take(e, h, ev.ids, ev.n_ids);
+			rbln_bridge_logprobs_take(e, h, ev.ids, ev.n_ids);
 			fill_logprobs(h, &ev);
 			if (!h->t_first_ns)
 				h->t_first_ns = now_ns;
@@ -74,7 +74,7 @@ void se_finish(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 	ev.n_output_tokens = n_out + (ev.stop_token_id >= 0);
 	ev.t_scheduled_ns = h->t_scheduled_ns;
 	ev.t_first_token_ns = h->t_first_ns;
-	se_list_remove(&e->active, h);
+	rbln_bridge_list_remove(&e->active, h);
 	h->seq = NULL;
 	/*
 	 * Blocks free and the snapshot current before the client can hear of
@@ -82,7 +82,7 @@ void se_finish(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 	 */
 	if (s)
 		rbln_seq_abort(s);
-	se_publish(e);
+	rbln_bridge_publish(e);
 	/* From here cancel() is a no-op; after the callback h may be gone. */
 	atomic_store(&h->done, true);
 	h->cb(h->user, &ev);

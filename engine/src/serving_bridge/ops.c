@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serving_engine/binding.h"
+#include "serving_bridge/binding.h"
 
 #define DEFAULT_MAX_WAITING 1024
 
-static int se_compile(const struct rbln_compile_spec *spec, struct rbln_error *err)
+static int rbln_bridge_compile(const struct rbln_compile_spec *spec, struct rbln_error *err)
 {
 	struct rbln_compile_options opt;
 	uint32_t b;
@@ -55,7 +55,7 @@ static int set_policy(struct rbln_serving_engine *e, const struct rbln_serving_m
 		.step_tokens = e->cc->prefill_chunk_size,
 		.defer_prefill = true,
 		.admission = RBLN_ADMIT_FCFS,
-		.preempted = se_preempted,
+		.preempted = rbln_bridge_preempted,
 		.user = e,
 	};
 
@@ -119,7 +119,7 @@ static int init_sync(struct rbln_serving_engine *e)
 	return 0;
 }
 
-static int se_open(const struct rbln_serving_model_spec *spec, struct rbln_serving_engine **out,
+static int rbln_bridge_open(const struct rbln_serving_model_spec *spec, struct rbln_serving_engine **out,
 		   struct rbln_error *err)
 {
 	struct rbln_runtime_options eo = { .devices = spec->devices };
@@ -158,7 +158,7 @@ static int se_open(const struct rbln_serving_model_spec *spec, struct rbln_servi
 	e->seed = spec->seed;
 	log = getenv("RBLN_SERVE_LOG_STEPS");
 	e->log_steps = log && *log && strcmp(log, "0");
-	se_devices_map(e, spec->devices, info.n_devices);
+	rbln_bridge_devices_map(e, spec->devices, info.n_devices);
 	rc = set_policy(e, spec, err);
 	if (rc) {
 		free_engine(e);
@@ -177,8 +177,8 @@ static int se_open(const struct rbln_serving_model_spec *spec, struct rbln_servi
 				      strerror(-rc));
 	}
 	e->free_slots_seen = e->batch;
-	e->util_win_start_ns = se_now_ns();
-	rc = pthread_create(&e->thread, NULL, se_scheduler_main, e);
+	e->util_win_start_ns = rbln_bridge_now_ns();
+	rc = pthread_create(&e->thread, NULL, rbln_bridge_scheduler_main, e);
 	if (rc) {
 		pthread_mutex_destroy(&e->mu);
 		pthread_cond_destroy(&e->wake);
@@ -190,7 +190,7 @@ static int se_open(const struct rbln_serving_model_spec *spec, struct rbln_servi
 	return 0;
 }
 
-static void se_info(const struct rbln_serving_engine *e, struct rbln_serving_model_info *info)
+static void rbln_bridge_info(const struct rbln_serving_engine *e, struct rbln_serving_model_info *info)
 {
 	const struct rbln_compiled_config *cc = e->cc;
 	uint32_t i;
@@ -211,7 +211,7 @@ static void se_info(const struct rbln_serving_engine *e, struct rbln_serving_mod
 		info->devices[i] = e->devices[i];
 }
 
-static void se_close(struct rbln_serving_engine *e)
+static void rbln_bridge_close(struct rbln_serving_engine *e)
 {
 	if (!e)
 		return;
@@ -226,13 +226,13 @@ static void se_close(struct rbln_serving_engine *e)
 	free_engine(e);
 }
 
-const struct rbln_serving_ops rbln_engine_serving_ops = {
-	.compile = se_compile,
-	.open = se_open,
-	.info = se_info,
-	.submit = se_submit,
-	.cancel = se_cancel,
-	.release = se_release,
-	.stats = se_stats,
-	.close = se_close,
+const struct rbln_serving_ops rbln_serving_bridge_ops = {
+	.compile = rbln_bridge_compile,
+	.open = rbln_bridge_open,
+	.info = rbln_bridge_info,
+	.submit = rbln_bridge_submit,
+	.cancel = rbln_bridge_cancel,
+	.release = rbln_bridge_release,
+	.stats = rbln_bridge_stats,
+	.close = rbln_bridge_close,
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rbln_engine_serving_ops: the engine runtime (rbln_runtime.h) behind
+ * rbln_serving_bridge_ops: the engine runtime (rbln_runtime.h) behind
  * rbln-serve's interface (rbln_serving.h).
  *
  * One scheduler thread per model owns the engine: it is the only thread
@@ -30,13 +30,13 @@
 #include "rbln_runtime.h"
 #include "rbln_serving.h"
 
-struct se_list {
+struct rbln_bridge_list {
 	struct rbln_gen_handle *head, *tail;
 	size_t n;
 };
 
 /* What a bad word is in the engine's terms (a copy of the client's). */
-struct se_bad_word {
+struct rbln_bridge_bad_word {
 	int32_t *ids;
 	size_t len;
 };
@@ -50,7 +50,7 @@ struct rbln_gen_handle {
 	size_t n_prompt;
 	struct rbln_sampling_params sp;	/* the runtime's part of the request's params */
 	int32_t stop_ids[RBLN_SAMPLING_MAX_STOP_IDS];	/* sp.stop_token_ids */
-	struct se_bad_word *bad;
+	struct rbln_bridge_bad_word *bad;
 	size_t n_bad;
 	int32_t logprobs;		/* -1 none, else top-k alternatives wanted */
 	int64_t deadline_ns;
@@ -70,18 +70,18 @@ struct rbln_gen_handle {
 	/* Log-probabilities: the raw logits row the last token was sampled from. */
 	float *lp_row;
 	bool lp_valid;
-	struct se_logprob_out *lp_out;	/* filled for the next event */
+	struct rbln_bridge_logprob_out *lp_out;	/* filled for the next event */
 };
 
 /* Log-probabilities of one event's ids (logits.c). */
-struct se_logprob_out {
+struct rbln_bridge_logprob_out {
 	float *logprobs;
 	struct rbln_token_logprob *top;
 	size_t n, cap;
 };
 
 /* The counters and gauges stats() reports, as of the last step. */
-struct se_published {
+struct rbln_bridge_published {
 	uint32_t num_running;
 	uint32_t num_waiting;
 	uint64_t kv_blocks_used;
@@ -112,70 +112,70 @@ struct rbln_serving_engine {
 	pthread_t thread;
 	pthread_mutex_t mu;		/* guards everything below */
 	pthread_cond_t wake;
-	struct se_list inbox;
+	struct rbln_bridge_list inbox;
 	size_t n_waiting_seen;		/* active requests not running, at the last look */
 	size_t free_slots_seen;		/* max_num_seqs - running.n, likewise */
 	bool stopping;
 	uint64_t next_arrival;
-	struct se_published pub;
+	struct rbln_bridge_published pub;
 	/* Device utilization: busy fraction over the last completed window. */
 	int64_t util_win_start_ns;
 	uint64_t util_win_busy_ns;
 	double utilization;
 
 	/* Scheduler thread only. */
-	struct se_list active;		/* waiting or running, in arrival order */
-	struct se_published acc;	/* accumulating; copied to pub after each step */
+	struct rbln_bridge_list active;		/* waiting or running, in arrival order */
+	struct rbln_bridge_published acc;	/* accumulating; copied to pub after each step */
 	struct rbln_step_item *items;	/* [batch] the step being planned */
 	struct rbln_gen_handle **item_h;	/* [batch] the request of each item */
 };
 
 /* lists.c */
-void se_list_push_back(struct se_list *l, struct rbln_gen_handle *h);
-void se_list_remove(struct se_list *l, struct rbln_gen_handle *h);
+void rbln_bridge_list_push_back(struct rbln_bridge_list *l, struct rbln_gen_handle *h);
+void rbln_bridge_list_remove(struct rbln_bridge_list *l, struct rbln_gen_handle *h);
 /* Moves every entry of from to the back of to. */
-void se_list_splice(struct se_list *to, struct se_list *from);
+void rbln_bridge_list_splice(struct rbln_bridge_list *to, struct rbln_bridge_list *from);
 
 /* request.c: the table's submit(), cancel() and release(), and the request's memory. */
-int se_submit(struct rbln_serving_engine *e, const struct rbln_gen_request *req,
+int rbln_bridge_submit(struct rbln_serving_engine *e, const struct rbln_gen_request *req,
 	      rbln_gen_event_fn cb, void *user, struct rbln_gen_handle **out,
 	      struct rbln_error *err);
-void se_cancel(struct rbln_gen_handle *h);
-void se_release(struct rbln_gen_handle *h);
-void se_request_free(struct rbln_gen_handle *h);
+void rbln_bridge_cancel(struct rbln_gen_handle *h);
+void rbln_bridge_release(struct rbln_gen_handle *h);
+void rbln_bridge_request_free(struct rbln_gen_handle *h);
 
 /* events.c: deliveries, on the scheduler thread, with no lock held. */
 /* New ids of a running request; returns true if the callback asked to stop. */
-bool se_deliver_tokens(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
+bool rbln_bridge_deliver_tokens(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 		       int64_t now_ns);
 /*
  * Ends a request: takes it off the active list, gives its sequence back to
  * the engine and delivers the final event.  After this the request belongs
  * to the serving layer (it may already be released).
  */
-void se_finish(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
+void rbln_bridge_finish(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 	       enum rbln_finish_reason reason, int error_code, const char *msg,
 	       int64_t now_ns);
 
 /* logits.c: bad words and log-probabilities through the runtime's logits hook. */
-int se_logits_attach(struct rbln_serving_engine *e, struct rbln_gen_handle *h);
+int rbln_bridge_logits_attach(struct rbln_serving_engine *e, struct rbln_gen_handle *h);
 /* Log-probabilities of the ids h got in this step (called before delivery). */
-void se_logprobs_take(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
+void rbln_bridge_logprobs_take(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
 		      const int32_t *ids, size_t n);
 
 /* stats.c */
-void se_publish(struct rbln_serving_engine *e);
+void rbln_bridge_publish(struct rbln_serving_engine *e);
 /* Active requests the planner admitted (their sequences hold KV blocks). */
-uint32_t se_num_running(const struct rbln_serving_engine *e);
-void se_stats(struct rbln_serving_engine *e, struct rbln_serving_stats *st);
+uint32_t rbln_bridge_num_running(const struct rbln_serving_engine *e);
+void rbln_bridge_stats(struct rbln_serving_engine *e, struct rbln_serving_stats *st);
 /* Maps tensor-parallel ranks to device indices (the devices option or RBLN_DEVICES). */
-void se_devices_map(struct rbln_serving_engine *e, const char *devices, uint32_t n_ranks);
+void rbln_bridge_devices_map(struct rbln_serving_engine *e, const char *devices, uint32_t n_ranks);
 
 /* scheduler.c */
-void *se_scheduler_main(void *arg);
+void *rbln_bridge_scheduler_main(void *arg);
 /* The planner's preemption callback: counts and logs (user is the model). */
-void se_preempted(void *user, struct rbln_seq *s);
+void rbln_bridge_preempted(void *user, struct rbln_seq *s);
 
-int64_t se_now_ns(void);
+int64_t rbln_bridge_now_ns(void);
 
 #endif

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The request lists of the scheduler (inbox, active). */
-#include "serving_engine/binding.h"
+#include "serving_bridge/binding.h"
 
-void se_list_push_back(struct se_list *l, struct rbln_gen_handle *h)
+void rbln_bridge_list_push_back(struct rbln_bridge_list *l, struct rbln_gen_handle *h)
 {
 	h->next = NULL;
 	h->prev = l->tail;
@@ -14,7 +14,7 @@ void se_list_push_back(struct se_list *l, struct rbln_gen_handle *h)
 	l->n++;
 }
 
-void se_list_remove(struct se_list *l, struct rbln_gen_handle *h)
+void rbln_bridge_list_remove(struct rbln_bridge_list *l, struct rbln_gen_handle *h)
 {
 	if (h->prev)
 		h->prev->next = h->next;
@@ -28,7 +28,7 @@ void se_list_remove(struct se_list *l, struct rbln_gen_handle *h)
 	l->n--;
 }
 
-void se_list_splice(struct se_list *to, struct se_list *from)
+void rbln_bridge_list_splice(struct rbln_bridge_list *to, struct rbln_bridge_list *from)
 {
 	if (!from->head)
 		return;

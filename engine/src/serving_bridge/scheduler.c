@@ -13,9 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "serving_engine/binding.h"
+#include "serving_bridge/binding.h"
 
-int64_t se_now_ns(void)
+int64_t rbln_bridge_now_ns(void)
 {
 	struct timespec ts;
 
@@ -30,9 +30,9 @@ static void make_seq(struct rbln_serving_engine *e, struct rbln_gen_handle *h, i
 	int rc = rbln_runtime_add(e->engine, h->prompt, h->n_prompt, &h->sp, 0, &h->seq, &err);
 
 	if (!rc)
-		rc = se_logits_attach(e, h);
+		rc = rbln_bridge_logits_attach(e, h);
 	if (rc) {
-		se_finish(e, h, RBLN_FINISH_ERROR, rc, err.msg[0] ? err.msg : "out of memory", now);
+		rbln_bridge_finish(e, h, RBLN_FINISH_ERROR, rc, err.msg[0] ? err.msg : "out of memory", now);
 		return;
 	}
 	rbln_seq_set_user(h->seq, h);
@@ -54,10 +54,10 @@ static void intake_and_reap(struct rbln_serving_engine *e, int64_t now)
 	for (h = e->active.head; h; h = next) {
 		next = h->next;
 		if (atomic_load(&h->cancelled))
-			se_finish(e, h, RBLN_FINISH_ABORT, -ECANCELED, "the request was cancelled",
+			rbln_bridge_finish(e, h, RBLN_FINISH_ABORT, -ECANCELED, "the request was cancelled",
 				  now);
 		else if (h->deadline_ns && now >= h->deadline_ns)
-			se_finish(e, h, RBLN_FINISH_ABORT, -ETIMEDOUT,
+			rbln_bridge_finish(e, h, RBLN_FINISH_ABORT, -ETIMEDOUT,
 				  "the request's deadline passed", now);
 	}
 }
@@ -65,12 +65,12 @@ static void intake_and_reap(struct rbln_serving_engine *e, int64_t now)
 static void abort_all(struct rbln_serving_engine *e, int64_t now)
 {
 	while (e->active.head)
-		se_finish(e, e->active.head, RBLN_FINISH_ABORT, -ESHUTDOWN,
+		rbln_bridge_finish(e, e->active.head, RBLN_FINISH_ABORT, -ESHUTDOWN,
 			  "the model is shutting down", now);
 }
 
 /* The planner's preemption callback (the policy ops.c sets). */
-void se_preempted(void *user, struct rbln_seq *s)
+void rbln_bridge_preempted(void *user, struct rbln_seq *s)
 {
 	struct rbln_serving_engine *e = user;
 	const struct rbln_gen_handle *h = rbln_seq_user(s);
@@ -108,7 +108,7 @@ static void run_step(struct rbln_serving_engine *e, size_t n)
 {
 	struct rbln_error err = { 0 };
 	struct rbln_step_stats st;
-	int64_t now = se_now_ns();
+	int64_t now = rbln_bridge_now_ns();
 	size_t i;
 	int rc;
 
@@ -118,7 +118,7 @@ static void run_step(struct rbln_serving_engine *e, size_t n)
 			e->item_h[i]->t_scheduled_ns = now;
 	}
 	rc = rbln_runtime_run(e->engine, e->items, n, &st, &err);
-	now = se_now_ns();
+	now = rbln_bridge_now_ns();
 	if (rc) {
 		/* A device failure: the step's requests fail, the others go on. */
 		fprintf(stderr, "rbln-serve: %s: step failed: %s\n", e->name, err.msg);
@@ -126,7 +126,7 @@ static void run_step(struct rbln_serving_engine *e, size_t n)
 			struct rbln_gen_handle *h = e->item_h[i];
 
 			rbln_seq_abort(h->seq);
-			se_finish(e, h, RBLN_FINISH_ERROR, rc, err.msg, now);
+			rbln_bridge_finish(e, h, RBLN_FINISH_ERROR, rc, err.msg, now);
 		}
 		return;
 	}
@@ -141,12 +141,12 @@ static void run_step(struct rbln_serving_engine *e, size_t n)
 		enum rbln_seq_end end = rbln_seq_end(h->seq);
 
 		if (end != RBLN_SEQ_RUNNING) {
-			se_finish(e, h, reason_of(end), 0, NULL, now);
-		} else if (se_deliver_tokens(e, h, now)) {
+			rbln_bridge_finish(e, h, reason_of(end), 0, NULL, now);
+		} else if (rbln_bridge_deliver_tokens(e, h, now)) {
 			/* A stop string completed: no more tokens, blocks freed now. */
 			h->stop_asked = true;
 			rbln_seq_abort(h->seq);
-			se_finish(e, h, RBLN_FINISH_STOP, 0, NULL, now);
+			rbln_bridge_finish(e, h, RBLN_FINISH_STOP, 0, NULL, now);
 		}
 	}
 }
@@ -166,7 +166,7 @@ static void run_step(struct rbln_serving_engine *e, size_t n)
 static void gather_burst(struct rbln_serving_engine *e)
 {
 	struct timespec quiet = { 0, BURST_QUIET_NS };
-	int64_t t0 = se_now_ns();
+	int64_t t0 = rbln_bridge_now_ns();
 	size_t n;
 
 	do {
@@ -174,20 +174,20 @@ static void gather_burst(struct rbln_serving_engine *e)
 		pthread_mutex_unlock(&e->mu);
 		nanosleep(&quiet, NULL);
 		pthread_mutex_lock(&e->mu);
-	} while (e->inbox.n > n && se_now_ns() - t0 < BURST_MAX_NS && !e->stopping);
+	} while (e->inbox.n > n && rbln_bridge_now_ns() - t0 < BURST_MAX_NS && !e->stopping);
 }
 
 /* Waits for work; returns false when the model is closing. */
 static bool wait_for_work(struct rbln_serving_engine *e)
 {
-	uint32_t running = se_num_running(e);
+	uint32_t running = rbln_bridge_num_running(e);
 	bool stopping, idled = false;
 
 	pthread_mutex_lock(&e->mu);
 	for (;;) {
 		if (idled && e->inbox.n)
 			gather_burst(e);
-		se_list_splice(&e->active, &e->inbox);
+		rbln_bridge_list_splice(&e->active, &e->inbox);
 		e->n_waiting_seen = e->active.n - running;
 		e->free_slots_seen = e->batch - running;
 		if (e->stopping || e->active.n)
@@ -202,7 +202,7 @@ static bool wait_for_work(struct rbln_serving_engine *e)
 			if (pthread_cond_timedwait(&e->wake, &e->mu, &until) == ETIMEDOUT &&
 			    !e->inbox.n && !e->stopping) {
 				pthread_mutex_unlock(&e->mu);
-				se_publish(e);
+				rbln_bridge_publish(e);
 				pthread_mutex_lock(&e->mu);
 			}
 		}
@@ -212,25 +212,25 @@ static bool wait_for_work(struct rbln_serving_engine *e)
 	return !stopping;
 }
 
-void *se_scheduler_main(void *arg)
+void *rbln_bridge_scheduler_main(void *arg)
 {
 	struct rbln_serving_engine *e = arg;
 	int64_t now;
 	size_t n;
 
 	while (wait_for_work(e)) {
-		intake_and_reap(e, se_now_ns());
+		intake_and_reap(e, rbln_bridge_now_ns());
 		n = rbln_runtime_plan(e->engine, e->items);
 		if (n)
 			run_step(e, n);
-		se_publish(e);
+		rbln_bridge_publish(e);
 	}
 	/* close(): whatever is left ends now (rbln-serve drains before it closes). */
-	now = se_now_ns();
+	now = rbln_bridge_now_ns();
 	pthread_mutex_lock(&e->mu);
-	se_list_splice(&e->active, &e->inbox);
+	rbln_bridge_list_splice(&e->active, &e->inbox);
 	pthread_mutex_unlock(&e->mu);
 	abort_all(e, now);
-	se_publish(e);
+	rbln_bridge_publish(e);
 	return NULL;
 }
