@@ -18,10 +18,10 @@
 #include <time.h>
 
 #include "rbln_serving.h"
-#include "serve/repository/repository.h"
 #include "serve/grpc/grpc_server.h"
-#include "serve/model/served_model.h"
 #include "serve/http/server.h"
+#include "serve/model/served_model.h"
+#include "serve/repository/repository.h"
 
 static void usage(FILE *f)
 {

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Checks that every external symbol of the engine's static libraries has a prefix.
+"""Checks that every external symbol of the project's static libraries has a prefix.
 
 A static library's externs share one namespace with everything it is linked
 with (libc, libgrpc, libmicrohttpd, the next library of the stack), so each
-one carries its library's prefix: rbln_ for the engine, serve_ for
+one carries its library's prefix: rbln_ for the device model and the engine,
+isa_ for the ISA encoder (libnpu/isa, its established prefix), serve_ for
 rbln-serve's libraries (the serving layer's established prefix).  The
-protobuf-c code generated from src/serve/grpc/proto keeps protoc-c's names (inference__...).
+protobuf-c code generated from src/serve/grpc/proto keeps protoc-c's
+names (inference__...).
 
   check-prefixes.py NM ARCHIVE...
   check-prefixes.py --self-test NM
@@ -21,6 +23,8 @@ import tempfile
 
 # Library (archive name without lib and .a) -> the prefixes its externs may have.
 PREFIXES = {
+    'rbln_model': ('rbln_',),
+    'rbln_isa_encode': ('isa_',),
     'rbln_engine_front': ('rbln_',),
     'rbln_engine': ('rbln_',),
     'rbln_serving_bridge': ('rbln_',),
@@ -102,7 +106,7 @@ def main(argv):
     if bad:
         print(f'{bad} unprefixed externs among {count} of {len(argv) - 2} libraries')
         return 1
-    print(f'{count} externs of {len(argv) - 2} engine libraries carry their library\'s prefix')
+    print(f'{count} externs of {len(argv) - 2} static libraries carry their library\'s prefix')
     return 0
 
 

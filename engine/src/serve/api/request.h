@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rbln_error.h"
 #include "serve/repository/model_config.h"
 #include "serve/repository/params.h"
-#include "rbln_error.h"
 
 enum serve_api {
 	SERVE_API_GENERATE,	/* POST v2/models/M/generate[_stream] */

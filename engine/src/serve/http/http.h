@@ -10,10 +10,10 @@
 #include <microhttpd.h>
 
 #include "prep.h"
+#include "router.h"
 #include "serve/api/request.h"
 #include "serve/api/request_build.h"
 #include "serve/api/responses.h"
-#include "router.h"
 #include "server.h"
 #include "util/strbuf.h"
 

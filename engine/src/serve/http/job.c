@@ -18,8 +18,8 @@
 
 #include "reply.h"
 #include "serve/api/responses.h"
-#include "sse.h"
 #include "serve/api/textstream.h"
+#include "sse.h"
 #include "watch.h"
 
 struct lp_raw {

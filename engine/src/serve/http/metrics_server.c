@@ -5,8 +5,8 @@
  * time; everything else was counted as requests went by.
  */
 #include "handlers.h"
-#include "reply.h"
 #include "http_guard.h"
+#include "reply.h"
 
 #include <stdlib.h>
 #include <string.h>

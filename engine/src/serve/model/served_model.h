@@ -12,12 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "serve/metrics/metrics.h"
 #include "rbln_chat.h"
 #include "rbln_serving.h"
 #include "rbln_tokenizer.h"
-#include "serve/repository/repository.h"
 #include "serve/api/request_build.h"
+#include "serve/metrics/metrics.h"
+#include "serve/repository/repository.h"
 
 enum serve_model_state {
 	SERVE_MODEL_LOADING,		/* tokenizer ready, engine not (yet) */
