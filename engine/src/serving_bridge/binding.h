@@ -42,7 +42,7 @@ struct rbln_bridge_bad_word {
 };
 
 struct rbln_gen_handle {
-	struct rbln_serving_engine *e;
+	struct rbln_serving_model *e;
 	/* Set by submit(), read-only afterwards. */
 	uint64_t arrival;		/* submission order (the seed of unseeded requests) */
 	uint64_t id;
@@ -93,7 +93,7 @@ struct rbln_bridge_published {
 	uint64_t busy_ns_total;		/* wall time of steps: every device runs in each */
 };
 
-struct rbln_serving_engine {
+struct rbln_serving_model {
 	char *name;
 	struct rbln_runtime *engine;
 	const struct rbln_compiled_config *cc;
@@ -137,7 +137,7 @@ void rbln_bridge_list_remove(struct rbln_bridge_list *l, struct rbln_gen_handle 
 void rbln_bridge_list_splice(struct rbln_bridge_list *to, struct rbln_bridge_list *from);
 
 /* request.c: the table's submit(), cancel() and release(), and the request's memory. */
-int rbln_bridge_submit(struct rbln_serving_engine *e, const struct rbln_gen_request *req,
+int rbln_bridge_submit(struct rbln_serving_model *e, const struct rbln_gen_request *req,
 	      rbln_gen_event_fn cb, void *user, struct rbln_gen_handle **out,
 	      struct rbln_error *err);
 void rbln_bridge_cancel(struct rbln_gen_handle *h);
@@ -146,30 +146,30 @@ void rbln_bridge_request_free(struct rbln_gen_handle *h);
 
 /* events.c: deliveries, on the scheduler thread, with no lock held. */
 /* New ids of a running request; returns true if the callback asked to stop. */
-bool rbln_bridge_deliver_tokens(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
+bool rbln_bridge_deliver_tokens(struct rbln_serving_model *e, struct rbln_gen_handle *h,
 		       int64_t now_ns);
 /*
  * Ends a request: takes it off the active list, gives its sequence back to
  * the engine and delivers the final event.  After this the request belongs
  * to the serving layer (it may already be released).
  */
-void rbln_bridge_finish(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
+void rbln_bridge_finish(struct rbln_serving_model *e, struct rbln_gen_handle *h,
 	       enum rbln_finish_reason reason, int error_code, const char *msg,
 	       int64_t now_ns);
 
 /* logits.c: bad words and log-probabilities through the runtime's logits hook. */
-int rbln_bridge_logits_attach(struct rbln_serving_engine *e, struct rbln_gen_handle *h);
+int rbln_bridge_logits_attach(struct rbln_serving_model *e, struct rbln_gen_handle *h);
 /* Log-probabilities of the ids h got in this step (called before delivery). */
-void rbln_bridge_logprobs_take(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
+void rbln_bridge_logprobs_take(struct rbln_serving_model *e, struct rbln_gen_handle *h,
 		      const int32_t *ids, size_t n);
 
 /* stats.c */
-void rbln_bridge_publish(struct rbln_serving_engine *e);
+void rbln_bridge_publish(struct rbln_serving_model *e);
 /* Active requests the planner admitted (their sequences hold KV blocks). */
-uint32_t rbln_bridge_num_running(const struct rbln_serving_engine *e);
-void rbln_bridge_stats(struct rbln_serving_engine *e, struct rbln_serving_stats *st);
+uint32_t rbln_bridge_num_running(const struct rbln_serving_model *e);
+void rbln_bridge_stats(struct rbln_serving_model *e, struct rbln_serving_stats *st);
 /* Maps tensor-parallel ranks to device indices (the devices option or RBLN_DEVICES). */
-void rbln_bridge_devices_map(struct rbln_serving_engine *e, const char *devices, uint32_t n_ranks);
+void rbln_bridge_devices_map(struct rbln_serving_model *e, const char *devices, uint32_t n_ranks);
 
 /* scheduler.c */
 void *rbln_bridge_scheduler_main(void *arg);

@@ -19,7 +19,7 @@ static void fill_logprobs(const struct rbln_gen_handle *h, struct rbln_gen_event
 	ev->top_logprobs = ev->n_top ? h->lp_out->top : NULL;
 }
 
-bool rbln_bridge_deliver_tokens(struct rbln_serving_engine *e, struct rbln_gen_handle *h, int64_t now_ns)
+bool rbln_bridge_deliver_tokens(struct rbln_serving_model *e, struct rbln_gen_handle *h, int64_t now_ns)
 {
 	struct rbln_gen_event ev;
 	const int32_t *out;
@@ -40,7 +40,7 @@ bool rbln_bridge_deliver_tokens(struct rbln_serving_engine *e, struct rbln_gen_h
 	return h->cb(h->user, &ev) == RBLN_GEN_STOP;
 }
 
-void rbln_bridge_finish(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
+void rbln_bridge_finish(struct rbln_serving_model *e, struct rbln_gen_handle *h,
 	       enum rbln_finish_reason reason, int error_code, const char *msg,
 	       int64_t now_ns)
 {

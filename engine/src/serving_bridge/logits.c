@@ -46,7 +46,7 @@ static void on_logits(void *user, const struct rbln_seq *s, float *logits, size_
 	}
 }
 
-int rbln_bridge_logits_attach(struct rbln_serving_engine *e, struct rbln_gen_handle *h)
+int rbln_bridge_logits_attach(struct rbln_serving_model *e, struct rbln_gen_handle *h)
 {
 	if (h->logprobs < 0 && !h->n_bad)
 		return 0;
@@ -104,7 +104,7 @@ static void top_k(const float *row, size_t vocab, size_t k, double lse,
 		top[i].logprob = (float)((double)top[i].logprob - lse);
 }
 
-void rbln_bridge_logprobs_take(struct rbln_serving_engine *e, struct rbln_gen_handle *h,
+void rbln_bridge_logprobs_take(struct rbln_serving_model *e, struct rbln_gen_handle *h,
 		      const int32_t *ids, size_t n)
 {
 	double lse;

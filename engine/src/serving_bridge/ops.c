@@ -47,7 +47,7 @@ static int rbln_bridge_compile(const struct rbln_compile_spec *spec, struct rbln
  * steps of min(prefill_chunk_size, max_num_batched_tokens) tokens, small
  * prefills held back while others decode, strict FCFS admission.
  */
-static int set_policy(struct rbln_serving_engine *e, const struct rbln_serving_model_spec *spec,
+static int set_policy(struct rbln_serving_model *e, const struct rbln_serving_model_spec *spec,
 		      struct rbln_error *err)
 {
 	struct rbln_plan_policy policy = {
@@ -87,7 +87,7 @@ static int check_spec(const struct rbln_serving_model_spec *spec,
 	return 0;
 }
 
-static void free_engine(struct rbln_serving_engine *e)
+static void free_engine(struct rbln_serving_model *e)
 {
 	rbln_runtime_close(e->engine);
 	free(e->items);
@@ -96,7 +96,7 @@ static void free_engine(struct rbln_serving_engine *e)
 	free(e);
 }
 
-static int init_sync(struct rbln_serving_engine *e)
+static int init_sync(struct rbln_serving_model *e)
 {
 	pthread_condattr_t ca;
 	int rc;
@@ -119,11 +119,11 @@ static int init_sync(struct rbln_serving_engine *e)
 	return 0;
 }
 
-static int rbln_bridge_open(const struct rbln_serving_model_spec *spec, struct rbln_serving_engine **out,
+static int rbln_bridge_open(const struct rbln_serving_model_spec *spec, struct rbln_serving_model **out,
 		   struct rbln_error *err)
 {
 	struct rbln_runtime_options eo = { .devices = spec->devices };
-	struct rbln_serving_engine *e = calloc(1, sizeof(*e));
+	struct rbln_serving_model *e = calloc(1, sizeof(*e));
 	struct rbln_runtime_info info;
 	const struct rbln_compiled_config *cc;
 	const char *log;
@@ -190,7 +190,7 @@ static int rbln_bridge_open(const struct rbln_serving_model_spec *spec, struct r
 	return 0;
 }
 
-static void rbln_bridge_info(const struct rbln_serving_engine *e, struct rbln_serving_model_info *info)
+static void rbln_bridge_info(const struct rbln_serving_model *e, struct rbln_serving_model_info *info)
 {
 	const struct rbln_compiled_config *cc = e->cc;
 	uint32_t i;
@@ -211,7 +211,7 @@ static void rbln_bridge_info(const struct rbln_serving_engine *e, struct rbln_se
 		info->devices[i] = e->devices[i];
 }
 
-static void rbln_bridge_close(struct rbln_serving_engine *e)
+static void rbln_bridge_close(struct rbln_serving_model *e)
 {
 	if (!e)
 		return;

@@ -35,7 +35,7 @@ void rbln_bridge_request_free(struct rbln_gen_handle *h)
  * what the runtime leaves to this binding (bad words and logprobs: the
  * logits hook; stop strings: the serving layer's text stream) taken out.
  */
-static int convert_params(const struct rbln_serving_engine *e, const struct rbln_gen_request *r,
+static int convert_params(const struct rbln_serving_model *e, const struct rbln_gen_request *r,
 			  struct rbln_gen_handle *h, struct rbln_error *err)
 {
 	struct rbln_sampling_limits lim = { .vocab_size = e->vocab,
@@ -62,7 +62,7 @@ static int convert_params(const struct rbln_serving_engine *e, const struct rbln
 	return 0;
 }
 
-static int check_prompt(const struct rbln_serving_engine *e, const struct rbln_gen_request *r,
+static int check_prompt(const struct rbln_serving_model *e, const struct rbln_gen_request *r,
 			struct rbln_error *err)
 {
 	size_t i;
@@ -112,7 +112,7 @@ static int copy_bad_words(struct rbln_gen_handle *h, const struct rbln_sampling_
 	return 0;
 }
 
-int rbln_bridge_submit(struct rbln_serving_engine *e, const struct rbln_gen_request *req,
+int rbln_bridge_submit(struct rbln_serving_model *e, const struct rbln_gen_request *req,
 	      rbln_gen_event_fn cb, void *user, struct rbln_gen_handle **out,
 	      struct rbln_error *err)
 {

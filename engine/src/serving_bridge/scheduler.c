@@ -24,7 +24,7 @@ int64_t rbln_bridge_now_ns(void)
 }
 
 /* The engine sequence of a request taken from the inbox (the planner's from now on). */
-static void make_seq(struct rbln_serving_engine *e, struct rbln_gen_handle *h, int64_t now)
+static void make_seq(struct rbln_serving_model *e, struct rbln_gen_handle *h, int64_t now)
 {
 	struct rbln_error err = { 0 };
 	int rc = rbln_runtime_add(e->engine, h->prompt, h->n_prompt, &h->sp, 0, &h->seq, &err);
@@ -42,7 +42,7 @@ static void make_seq(struct rbln_serving_engine *e, struct rbln_gen_handle *h, i
  * Gives the new requests their sequences, then ends the ones that were
  * cancelled or ran past their deadline.
  */
-static void intake_and_reap(struct rbln_serving_engine *e, int64_t now)
+static void intake_and_reap(struct rbln_serving_model *e, int64_t now)
 {
 	struct rbln_gen_handle *h, *next;
 
@@ -62,7 +62,7 @@ static void intake_and_reap(struct rbln_serving_engine *e, int64_t now)
 	}
 }
 
-static void abort_all(struct rbln_serving_engine *e, int64_t now)
+static void abort_all(struct rbln_serving_model *e, int64_t now)
 {
 	while (e->active.head)
 		rbln_bridge_finish(e, e->active.head, RBLN_FINISH_ABORT, -ESHUTDOWN,
@@ -72,7 +72,7 @@ static void abort_all(struct rbln_serving_engine *e, int64_t now)
 /* The planner's preemption callback (the policy ops.c sets). */
 void rbln_bridge_preempted(void *user, struct rbln_seq *s)
 {
-	struct rbln_serving_engine *e = user;
+	struct rbln_serving_model *e = user;
 	const struct rbln_gen_handle *h = rbln_seq_user(s);
 
 	e->acc.preemptions_total++;
@@ -90,7 +90,7 @@ static enum rbln_finish_reason reason_of(enum rbln_seq_end end)
 	}
 }
 
-static void log_step(const struct rbln_serving_engine *e, size_t n,
+static void log_step(const struct rbln_serving_model *e, size_t n,
 		     const struct rbln_step_stats *st)
 {
 	if (st->prefill)
@@ -104,7 +104,7 @@ static void log_step(const struct rbln_serving_engine *e, size_t n,
 }
 
 /* Runs the planned step and hands each request what it produced. */
-static void run_step(struct rbln_serving_engine *e, size_t n)
+static void run_step(struct rbln_serving_model *e, size_t n)
 {
 	struct rbln_error err = { 0 };
 	struct rbln_step_stats st;
@@ -163,7 +163,7 @@ static void run_step(struct rbln_serving_engine *e, size_t n)
  * prefill step.  Costs at most a millisecond of an idle server's time to
  * first token, against a prefill step of ~14 ms for the smallest model.
  */
-static void gather_burst(struct rbln_serving_engine *e)
+static void gather_burst(struct rbln_serving_model *e)
 {
 	struct timespec quiet = { 0, BURST_QUIET_NS };
 	int64_t t0 = rbln_bridge_now_ns();
@@ -178,7 +178,7 @@ static void gather_burst(struct rbln_serving_engine *e)
 }
 
 /* Waits for work; returns false when the model is closing. */
-static bool wait_for_work(struct rbln_serving_engine *e)
+static bool wait_for_work(struct rbln_serving_model *e)
 {
 	uint32_t running = rbln_bridge_num_running(e);
 	bool stopping, idled = false;
@@ -214,7 +214,7 @@ static bool wait_for_work(struct rbln_serving_engine *e)
 
 void *rbln_bridge_scheduler_main(void *arg)
 {
-	struct rbln_serving_engine *e = arg;
+	struct rbln_serving_model *e = arg;
 	int64_t now;
 	size_t n;
 

@@ -22,7 +22,7 @@
  * grammar libnpu accepts; libnpu has already refused a bad list when the
  * engine opened), else r.
  */
-void rbln_bridge_devices_map(struct rbln_serving_engine *e, const char *devices, uint32_t n_ranks)
+void rbln_bridge_devices_map(struct rbln_serving_model *e, const char *devices, uint32_t n_ranks)
 {
 	const char *p = devices ? devices : getenv("RBLN_DEVICES");
 	uint32_t r = 0;
@@ -50,7 +50,7 @@ void rbln_bridge_devices_map(struct rbln_serving_engine *e, const char *devices,
 		e->devices[r] = (int32_t)r;
 }
 
-uint32_t rbln_bridge_num_running(const struct rbln_serving_engine *e)
+uint32_t rbln_bridge_num_running(const struct rbln_serving_model *e)
 {
 	struct rbln_runtime_info info;
 
@@ -59,7 +59,7 @@ uint32_t rbln_bridge_num_running(const struct rbln_serving_engine *e)
 }
 
 /* Called by the scheduler, after a step or an idle wait. */
-void rbln_bridge_publish(struct rbln_serving_engine *e)
+void rbln_bridge_publish(struct rbln_serving_model *e)
 {
 	struct rbln_runtime_info info;
 	int64_t now = rbln_bridge_now_ns();
@@ -86,7 +86,7 @@ void rbln_bridge_publish(struct rbln_serving_engine *e)
 	pthread_mutex_unlock(&e->mu);
 }
 
-void rbln_bridge_stats(struct rbln_serving_engine *e, struct rbln_serving_stats *st)
+void rbln_bridge_stats(struct rbln_serving_model *e, struct rbln_serving_stats *st)
 {
 	uint32_t i;
 

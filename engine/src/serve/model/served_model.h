@@ -33,7 +33,7 @@ struct serve_model {
 	struct rbln_chat_template *chat;	/* NULL when the model has none */
 	struct serve_model_text text;		/* for serve_request_build() */
 	const struct rbln_serving_ops *ops;
-	struct rbln_serving_engine *engine;
+	struct rbln_serving_model *engine;
 	struct rbln_serving_model_info info;
 	atomic_int state;
 	char reason[512];			/* why UNAVAILABLE */
