@@ -29,7 +29,7 @@ struct rbln_token_seq {
  * the tutorials' clients assume), the one type of the whole engine (the
  * serving API, the runtime, the sampler, the command-line tools).
  * Pointers are borrowed by the call that takes the params
- * (rbln_serving_ops.submit(), rbln_engine_add(), rbln_sampler_new());
+ * (rbln_serving_ops.submit(), rbln_runtime_add(), rbln_sampler_new());
  * each copies what it keeps.
  */
 struct rbln_sampling_params {

@@ -173,7 +173,8 @@ struct rbln_compile_spec {
 	uint32_t kvcache_partition_len;	/* model.json block_size */
 };
 
-struct rbln_serving_engine;
+/* A model the implementation has open (opaque). */
+struct rbln_serving_model;
 struct rbln_gen_handle;
 
 /*
@@ -190,8 +191,8 @@ struct rbln_serving_ops {
 
 	/* Loads a compiled model onto its devices and starts its scheduler. */
 	int (*open)(const struct rbln_serving_model_spec *spec,
-		    struct rbln_serving_engine **out, struct rbln_error *err);
-	void (*info)(const struct rbln_serving_engine *e, struct rbln_serving_model_info *info);
+		    struct rbln_serving_model **out, struct rbln_error *err);
+	void (*info)(const struct rbln_serving_model *e, struct rbln_serving_model_info *info);
 
 	/*
 	 * Queues a request (FCFS).  On success *out is a handle owned by the
@@ -200,7 +201,7 @@ struct rbln_serving_ops {
 	 * arrive on engine threads before submit returns).  On failure no
 	 * event is ever delivered.
 	 */
-	int (*submit)(struct rbln_serving_engine *e, const struct rbln_gen_request *req,
+	int (*submit)(struct rbln_serving_model *e, const struct rbln_gen_request *req,
 		      rbln_gen_event_fn cb, void *user, struct rbln_gen_handle **out,
 		      struct rbln_error *err);
 
@@ -219,7 +220,7 @@ struct rbln_serving_ops {
 	 */
 	void (*release)(struct rbln_gen_handle *h);
 
-	void (*stats)(struct rbln_serving_engine *e, struct rbln_serving_stats *st);
+	void (*stats)(struct rbln_serving_model *e, struct rbln_serving_stats *st);
 
 	/*
 	 * Stops the scheduler: requests still queued or running end with
@@ -227,13 +228,13 @@ struct rbln_serving_ops {
 	 * before close returns), then the devices are released.  rbln-serve
 	 * drains first on SIGTERM, so close normally finds nothing in flight.
 	 */
-	void (*close)(struct rbln_serving_engine *e);
+	void (*close)(struct rbln_serving_model *e);
 };
 
 /*
- * The engine runtime's table, defined by src/serving_engine (the library
- * behind engine/meson.build's engine_serving_dep, which rbln-serve links).
+ * The engine runtime's table, defined by src/serving_bridge (the library
+ * behind engine/meson.build's serving_bridge_dep, which rbln-serve links).
  */
-extern const struct rbln_serving_ops rbln_engine_serving_ops;
+extern const struct rbln_serving_ops rbln_serving_bridge_ops;
 
 #endif

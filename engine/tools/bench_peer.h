@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "rbln_engine.h"
+#include "rbln_runtime.h"
 
 /**
  * struct bench_peer - what to run

@@ -29,7 +29,7 @@
 #include "cli/compile_cli.h"
 #include "bench_peer.h"
 #include "cli/sample_cli.h"
-#include "rbln_engine.h"
+#include "rbln_runtime.h"
 
 #define MAX_MODELS 8
 #define MAX_TPS 8
@@ -262,7 +262,7 @@ static void fill_ids(int32_t *ids, size_t n, uint32_t vocab, uint32_t salt)
 	}
 }
 
-static int step_until(struct rbln_engine *e, struct rbln_seq **s, size_t n,
+static int step_until(struct rbln_runtime *e, struct rbln_seq **s, size_t n,
 		      struct rbln_error *err)
 {
 	size_t i, ready;
@@ -278,7 +278,7 @@ static int step_until(struct rbln_engine *e, struct rbln_seq **s, size_t n,
 		}
 		if (ready == n)
 			return 0;
-		rc = rbln_engine_step(e, NULL, err);
+		rc = rbln_runtime_step(e, NULL, err);
 		if (rc < 0)
 			return rc;
 		if (rc == 0)
@@ -286,11 +286,11 @@ static int step_until(struct rbln_engine *e, struct rbln_seq **s, size_t n,
 	}
 }
 
-static int measure(struct rbln_engine *e, const struct options *o, struct row *row,
+static int measure(struct rbln_runtime *e, const struct options *o, struct row *row,
 		   struct rbln_error *err)
 {
 	const struct rbln_compiled_config *cc;
-	struct rbln_engine_info info;
+	struct rbln_runtime_info info;
 	struct rbln_sampling_params sp;
 	struct rbln_seq *s[8];
 	int32_t *ids;
@@ -298,7 +298,7 @@ static int measure(struct rbln_engine *e, const struct options *o, struct row *r
 	double t0;
 	int rc = 0;
 
-	rbln_engine_get_info(e, &info);
+	rbln_runtime_get_info(e, &info);
 	cc = info.config;
 	/* The prompt, and the 64-token prompts of the decode measurement. */
 	ids = malloc(sizeof(int32_t) * (o->prompt_len > 64 ? o->prompt_len : 64));
@@ -314,7 +314,7 @@ static int measure(struct rbln_engine *e, const struct options *o, struct row *r
 
 		sp.max_tokens = 1;
 		fill_ids(ids, n, (uint32_t)cc->model.vocab_size, k);
-		rc = rbln_engine_add(e, ids, n, &sp, 0, &s[0], err);
+		rc = rbln_runtime_add(e, ids, n, &sp, 0, &s[0], err);
 		if (rc)
 			break;
 		t0 = now_s();
@@ -332,13 +332,13 @@ static int measure(struct rbln_engine *e, const struct options *o, struct row *r
 		sp.max_tokens = o->decode_steps + 2;
 		for (i = 0; i < nb && !rc; i++) {
 			fill_ids(ids, 64, (uint32_t)cc->model.vocab_size, 100 + i);
-			rc = rbln_engine_add(e, ids, 64, &sp, 0, &s[i], err);
+			rc = rbln_runtime_add(e, ids, 64, &sp, 0, &s[i], err);
 		}
 		if (!rc)
 			rc = step_until(e, s, nb, err);
 		t0 = now_s();
 		for (k = 0; k < o->decode_steps && !rc; k++) {
-			rc = rbln_engine_step(e, NULL, err);
+			rc = rbln_runtime_step(e, NULL, err);
 			rc = rc < 0 ? rc : 0;
 		}
 		tps = (double)nb * o->decode_steps / (now_s() - t0);
@@ -368,7 +368,7 @@ static int bench_one(const struct options *o, const struct bench_model *m, uint3
 		.max_seq_len = 1024, .prefill_chunk_size = o->chunk,
 		.dummy_weights = m->dummy,
 	};
-	struct rbln_engine *e = NULL;
+	struct rbln_runtime *e = NULL;
 	char *dir = NULL, *cfg = NULL;
 	bool temporary = !o->work_dir;
 	double t0;
@@ -400,7 +400,7 @@ static int bench_one(const struct options *o, const struct bench_model *m, uint3
 	}
 	if (!rc) {
 		t0 = now_s();
-		rc = rbln_engine_open(dir, NULL, &e, err);
+		rc = rbln_runtime_open(dir, NULL, &e, err);
 		row->load_s = now_s() - t0;
 	}
 	if (!rc) {
@@ -417,7 +417,7 @@ static int bench_one(const struct options *o, const struct bench_model *m, uint3
 			      ((now_s() - t1) * sysconf(_SC_CLK_TCK) *
 			       sysconf(_SC_NPROCESSORS_ONLN));
 	}
-	rbln_engine_close(e);
+	rbln_runtime_close(e);
 	if (temporary)
 		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(cfg);

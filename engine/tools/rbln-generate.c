@@ -19,7 +19,7 @@
 #include "cli/compile_cli.h"
 #include "cli/sample_cli.h"
 #include "rbln_chat.h"
-#include "rbln_engine.h"
+#include "rbln_runtime.h"
 #include "rbln_stop.h"
 #include "rbln_tokenizer.h"
 #include "util/file.h"
@@ -424,11 +424,11 @@ static double seconds(void)
 
 static int run(struct options *o, struct rbln_error *err)
 {
-	struct rbln_engine_options eo = { .devices = o->devices, .compile = &o->compile };
+	struct rbln_runtime_options eo = { .devices = o->devices, .compile = &o->compile };
 	struct rbln_generation_config gen;
 	struct rbln_tokenizer *tok = NULL;
-	struct rbln_engine_info info;
-	struct rbln_engine *e = NULL;
+	struct rbln_runtime_info info;
+	struct rbln_runtime *e = NULL;
 	struct gen *g = calloc(o->n_inputs, sizeof(*g));
 	struct rbln_step_stats st;
 	bool stream = !o->json && o->n_inputs == 1;
@@ -439,10 +439,10 @@ static int run(struct options *o, struct rbln_error *err)
 
 	if (!g)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
-	rc = rbln_engine_open(o->model, &eo, &e, err);
+	rc = rbln_runtime_open(o->model, &eo, &e, err);
 	if (rc)
 		goto out;
-	rbln_engine_get_info(e, &info);
+	rbln_runtime_get_info(e, &info);
 	rc = rbln_generation_config_load(info.dir, &gen, err);
 	if (rc)
 		goto out;
@@ -452,7 +452,7 @@ static int run(struct options *o, struct rbln_error *err)
 	for (i = 0; i < o->n_inputs && !rc; i++) {
 		rc = prompt_ids(o, info.dir, tok, &o->inputs[i], &g[i], err);
 		if (!rc)
-			rc = rbln_engine_add(e, g[i].prompt, g[i].n_prompt, &o->sample.p,
+			rc = rbln_runtime_add(e, g[i].prompt, g[i].n_prompt, &o->sample.p,
 					     i == 0 && o->dump_logits ?
 					     RBLN_SEQ_KEEP_PROMPT_LOGITS : 0, &g[i].seq, err);
 		if (!rc && rbln_stop_new(o->stops, o->n_stops, o->include_stop, &g[i].stop))
@@ -466,7 +466,7 @@ static int run(struct options *o, struct rbln_error *err)
 	}
 	while (!rc) {
 		t0 = seconds();
-		rc = rbln_engine_step(e, &st, err);
+		rc = rbln_runtime_step(e, &st, err);
 		if (rc <= 0)
 			break;
 		if (st.prefill) {
@@ -517,7 +517,7 @@ out:
 		free(g[i].prompt);
 	}
 	free(g);
-	rbln_engine_close(e);
+	rbln_runtime_close(e);
 	rbln_tokenizer_free(tok);
 	return rc;
 }

@@ -18,10 +18,10 @@
 #include <time.h>
 
 #include "rbln_serving.h"
-#include "serve/repository.h"
 #include "serve/grpc/grpc_server.h"
-#include "serve/served_model.h"
-#include "serve/server.h"
+#include "serve/http/server.h"
+#include "serve/model/served_model.h"
+#include "serve/repository/repository.h"
 
 static void usage(FILE *f)
 {
@@ -440,7 +440,7 @@ static void free_models(struct serve_model *models, size_t n)
 
 int main(int argc, char **argv)
 {
-	const struct rbln_serving_ops *ops = &rbln_engine_serving_ops;
+	const struct rbln_serving_ops *ops = &rbln_serving_bridge_ops;
 	struct serve_repository repo = { 0 };
 	struct serve_model *models = NULL;
 	struct serve_server srv;

@@ -15,12 +15,12 @@ char *eh_compile(const char *model, const struct rbln_compile_options *opt)
 	return dir;
 }
 
-struct rbln_engine *eh_open(const char *dir)
+struct rbln_runtime *eh_open(const char *dir)
 {
 	struct rbln_error err = { 0 };
-	struct rbln_engine *e = NULL;
+	struct rbln_runtime *e = NULL;
 
-	if (rbln_engine_open(dir, NULL, &e, &err))
+	if (rbln_runtime_open(dir, NULL, &e, &err))
 		fail_msg("opening %s: %s", dir, err.msg);
 	return e;
 }
@@ -33,13 +33,13 @@ void eh_greedy(struct rbln_sampling_params *p, int64_t max_tokens)
 	p->ignore_eos = true;
 }
 
-void eh_run_all(struct rbln_engine *e)
+void eh_run_all(struct rbln_runtime *e)
 {
 	struct rbln_error err = { 0 };
 	int rc;
 
 	do {
-		rc = rbln_engine_step(e, NULL, &err);
+		rc = rbln_runtime_step(e, NULL, &err);
 		if (rc < 0)
 			fail_msg("step failed: %s", err.msg);
 	} while (rc > 0);

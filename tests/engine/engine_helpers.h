@@ -7,18 +7,18 @@
 #define RBLN_ENGINE_HELPERS_H
 
 #include "rbln_compile.h"
-#include "rbln_engine.h"
+#include "rbln_runtime.h"
 #include "test_common.h"
 
 /* A scratch directory holding MODEL compiled with opt (rmtree it after). */
 char *eh_compile(const char *model, const struct rbln_compile_options *opt);
-struct rbln_engine *eh_open(const char *dir);
+struct rbln_runtime *eh_open(const char *dir);
 
 /* Greedy to exactly max_tokens tokens (ignore_eos). */
 void eh_greedy(struct rbln_sampling_params *p, int64_t max_tokens);
 
 /* Runs steps until no sequence has work; fails the test on an error. */
-void eh_run_all(struct rbln_engine *e);
+void eh_run_all(struct rbln_runtime *e);
 
 /* ids of a JSON array. */
 int32_t *eh_json_ids(json_object *arr, size_t *n);

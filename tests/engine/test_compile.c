@@ -217,11 +217,11 @@ static void test_config_json_checked(void **state)
 
 static void expect_open_error(const char *dir, const char *a, const char *b)
 {
-	struct rbln_engine *e = NULL;
+	struct rbln_runtime *e = NULL;
 	struct rbln_error err = { 0 };
 
-	if (!rbln_engine_open(dir, NULL, &e, &err)) {
-		rbln_engine_close(e);
+	if (!rbln_runtime_open(dir, NULL, &e, &err)) {
+		rbln_runtime_close(e);
 		fail_msg("a damaged directory opened");
 	}
 	test_assert_contains_all(err.msg, a, b, NULL);
@@ -386,7 +386,7 @@ static void test_dummy_weights(void **state)
 	struct rbln_error err = { 0 };
 	int32_t prompt[] = { 1, 100, 200, 300 };
 	const int32_t *out[2];
-	struct rbln_engine *e[2];
+	struct rbln_runtime *e[2];
 	struct rbln_seq *s[2];
 	char *hf = llama2_copy(only_config), *dir[2];
 	size_t n[2];
@@ -399,7 +399,7 @@ static void test_dummy_weights(void **state)
 		if (rbln_compile(hf, dir[i], &o, &err))
 			fail_msg("%s", err.msg);
 		e[i] = eh_open(dir[i]);
-		assert_int_equal(rbln_engine_add(e[i], prompt, 4, &sp, 0, &s[i], &err), 0);
+		assert_int_equal(rbln_runtime_add(e[i], prompt, 4, &sp, 0, &s[i], &err), 0);
 		eh_run_all(e[i]);
 		out[i] = rbln_seq_output(s[i], &n[i]);
 	}
@@ -407,7 +407,7 @@ static void test_dummy_weights(void **state)
 	assert_int_equal(n[1], 8);
 	assert_memory_equal(out[0], out[1], 8 * sizeof(int32_t));
 	for (i = 0; i < 2; i++) {
-		rbln_engine_close(e[i]);
+		rbln_runtime_close(e[i]);
 		test_rmtree(dir[i]);
 		free(dir[i]);
 	}
@@ -420,11 +420,11 @@ static void test_device_selection(void **state)
 {
 	struct rbln_compile_options o = { .tensor_parallel_size = 2 };
 	char *dir = compiled_llama2(&o);
-	struct rbln_engine_options eo = { .devices = "0" };
-	struct rbln_engine_info info;
+	struct rbln_runtime_options eo = { .devices = "0" };
+	struct rbln_runtime_info info;
 	struct rbln_sampling_params sp;
 	struct rbln_error err = { 0 };
-	struct rbln_engine *e = NULL;
+	struct rbln_runtime *e = NULL;
 	int32_t prompt[] = { 1, 450, 996, 1735 };
 	const int32_t *out;
 	int32_t first[6];
@@ -433,16 +433,16 @@ static void test_device_selection(void **state)
 	int i;
 
 	(void)state;
-	assert_int_equal(rbln_engine_open(dir, &eo, &e, &err), -ENODEV);
+	assert_int_equal(rbln_runtime_open(dir, &eo, &e, &err), -ENODEV);
 	test_assert_contains_all(err.msg, "compiled for 2 devices", "1 is visible", NULL);
 	eh_greedy(&sp, 6);
 	for (i = 0; i < 2; i++) {
 		eo.devices = i ? "6,3" : NULL;
-		if (rbln_engine_open(dir, &eo, &e, &err))
+		if (rbln_runtime_open(dir, &eo, &e, &err))
 			fail_msg("%s", err.msg);
-		rbln_engine_get_info(e, &info);
+		rbln_runtime_get_info(e, &info);
 		assert_int_equal(info.n_devices, 2);
-		assert_int_equal(rbln_engine_add(e, prompt, 4, &sp, 0, &s, &err), 0);
+		assert_int_equal(rbln_runtime_add(e, prompt, 4, &sp, 0, &s, &err), 0);
 		eh_run_all(e);
 		out = rbln_seq_output(s, &n);
 		assert_int_equal(n, 6);
@@ -450,7 +450,7 @@ static void test_device_selection(void **state)
 			memcpy(first, out, sizeof(first));
 		else
 			assert_memory_equal(first, out, sizeof(first));
-		rbln_engine_close(e);
+		rbln_runtime_close(e);
 	}
 	test_rmtree(dir);
 	free(dir);

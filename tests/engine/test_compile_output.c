@@ -193,7 +193,7 @@ static void test_killed_compile(void **state)
 	struct rbln_compile_options o = { .dummy_weights = true, .dummy_seed = 1 };
 	char *ckpt = slow_checkpoint(), *out, *before, *after, *stage = NULL;
 	struct rbln_error err = { 0 };
-	struct rbln_engine *e = NULL;
+	struct rbln_runtime *e = NULL;
 	int status, i;
 	pid_t pid;
 
@@ -224,7 +224,7 @@ static void test_killed_compile(void **state)
 	/* The leftover says what it is, to the tools and to the engine. */
 	assert_true(rbln_compiled_dir_explain(stage, &err) < 0);
 	test_assert_contains_all(err.msg, "unfinished output of a compile", NULL);
-	assert_true(rbln_engine_open(stage, NULL, &e, &err) < 0);
+	assert_true(rbln_runtime_open(stage, NULL, &e, &err) < 0);
 	test_assert_contains_all(err.msg, "unfinished output of a compile", NULL);
 	assert_true(rbln_compiled_dir_check(stage, "x", &err) < 0);
 	/* The next compile of the same output removes it. */
@@ -244,12 +244,12 @@ static void test_old_partial_named(void **state)
 {
 	char *dir = test_join(parent, "half"), *rank = test_join(dir, "rank_0");
 	struct rbln_error err = { 0 };
-	struct rbln_engine *e = NULL;
+	struct rbln_runtime *e = NULL;
 
 	(void)state;
 	assert_int_equal(mkdir(dir, 0755), 0);
 	assert_int_equal(mkdir(rank, 0755), 0);
-	assert_true(rbln_engine_open(dir, NULL, &e, &err) < 0);
+	assert_true(rbln_runtime_open(dir, NULL, &e, &err) < 0);
 	test_assert_contains_all(err.msg, "incomplete compiled model", "interrupted", NULL);
 	test_rmtree(dir);
 	free(rank);

@@ -50,7 +50,7 @@ struct prompt {
 struct fixture {
 	const struct variant *v;
 	char *dir;
-	struct rbln_engine *e;
+	struct rbln_runtime *e;
 	struct prompt *prompts;
 	size_t n_prompts;
 	int32_t **batched;	/* outputs of the all-at-once run */
@@ -125,7 +125,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 	size_t i;
 
-	rbln_engine_close(f->e);
+	rbln_runtime_close(f->e);
 	test_rmtree(f->dir);
 	free(f->dir);
 	for (i = 0; i < f->n_prompts; i++) {
@@ -181,7 +181,7 @@ static void test_reference_batched(void **state)
 
 	eh_greedy(&sp, greedy_steps);
 	for (i = 0; i < f->n_prompts; i++)
-		if (rbln_engine_add(f->e, f->prompts[i].ids, f->prompts[i].n, &sp,
+		if (rbln_runtime_add(f->e, f->prompts[i].ids, f->prompts[i].n, &sp,
 				    RBLN_SEQ_KEEP_PROMPT_LOGITS, &seqs[i], &err))
 			fail_msg("add: %s", err.msg);
 	eh_run_all(f->e);
@@ -209,7 +209,7 @@ static void run_group(struct fixture *f, size_t first, size_t count)
 
 	eh_greedy(&sp, greedy_steps);
 	for (i = 0; i < count; i++)
-		if (rbln_engine_add(f->e, f->prompts[first + i].ids, f->prompts[first + i].n, &sp,
+		if (rbln_runtime_add(f->e, f->prompts[first + i].ids, f->prompts[first + i].n, &sp,
 				    0, &seqs[i], &err))
 			fail_msg("add: %s", err.msg);
 	eh_run_all(f->e);
@@ -231,14 +231,14 @@ static void run_group(struct fixture *f, size_t first, size_t count)
  */
 static void check_buckets_agree(struct fixture *f)
 {
-	struct rbln_engine_info info;
+	struct rbln_runtime_info info;
 	size_t i;
 
 	for (i = 0; i + 4 <= f->n_prompts; i += 4)
 		run_group(f, i, 4);
 	for (i = 0; i < 4; i++)
 		run_group(f, i, 1);
-	rbln_engine_get_info(f->e, &info);
+	rbln_runtime_get_info(f->e, &info);
 	/* decode_steps follows decoder_batch_sizes: 8, 4, 1. */
 	assert_true(info.decode_steps[0] > 0);
 	assert_true(info.decode_steps[1] > 0);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The runtime's planner (rbln_engine_plan) under its policies, on
+ * The runtime's planner (rbln_runtime_plan) under its policies, on
  * tiny-llama3 with 9 KV blocks of 256 tokens: the policy's checks, the
  * max_seqs and step_tokens bounds, FCFS against first-fit admission, the
  * prefill deferral of a server, and the preemption callback.
@@ -14,7 +14,7 @@
 
 struct fixture {
 	char *dir;
-	struct rbln_engine *e;
+	struct rbln_runtime *e;
 	int32_t *ids;		/* 2000 ids from the reference's long prompt */
 };
 
@@ -53,7 +53,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	rbln_engine_close(f->e);
+	rbln_runtime_close(f->e);
 	test_rmtree(f->dir);
 	free(f->dir);
 	free(f->ids);
@@ -68,34 +68,34 @@ static struct rbln_seq *add(struct fixture *f, size_t n, int64_t max_tokens)
 	struct rbln_seq *s = NULL;
 
 	eh_greedy(&sp, max_tokens);
-	if (rbln_engine_add(f->e, f->ids, n, &sp, 0, &s, &err))
+	if (rbln_runtime_add(f->e, f->ids, n, &sp, 0, &s, &err))
 		fail_msg("add: %s", err.msg);
 	return s;
 }
 
-static void set_policy(struct rbln_engine *e, const struct rbln_plan_policy *p)
+static void set_policy(struct rbln_runtime *e, const struct rbln_plan_policy *p)
 {
 	struct rbln_error err = { 0 };
 
-	if (rbln_engine_set_policy(e, p, &err))
+	if (rbln_runtime_set_policy(e, p, &err))
 		fail_msg("set_policy: %s", err.msg);
 }
 
-static void run(struct rbln_engine *e, const struct rbln_step_item *items, size_t n)
+static void run(struct rbln_runtime *e, const struct rbln_step_item *items, size_t n)
 {
 	struct rbln_error err = { 0 };
 
-	if (rbln_engine_run(e, items, n, NULL, &err))
+	if (rbln_runtime_run(e, items, n, NULL, &err))
 		fail_msg("run: %s", err.msg);
 }
 
 /* Steps until s has its first output token (its prompt is in the cache). */
-static void run_until_decoding(struct rbln_engine *e, const struct rbln_seq *s)
+static void run_until_decoding(struct rbln_runtime *e, const struct rbln_seq *s)
 {
 	size_t n_out = 0;
 
 	while (!n_out) {
-		assert_true(rbln_engine_step(e, NULL, NULL) > 0);
+		assert_true(rbln_runtime_step(e, NULL, NULL) > 0);
 		rbln_seq_output(s, &n_out);
 	}
 }
@@ -119,12 +119,12 @@ static void release_all(struct rbln_seq **s, size_t n)
 		rbln_seq_release(s[i]);
 }
 
-static void expect_policy_error(struct rbln_engine *e, const struct rbln_plan_policy *p,
+static void expect_policy_error(struct rbln_runtime *e, const struct rbln_plan_policy *p,
 				const char *a, const char *b)
 {
 	struct rbln_error err = { 0 };
 
-	assert_int_equal(rbln_engine_set_policy(e, p, &err), -EINVAL);
+	assert_int_equal(rbln_runtime_set_policy(e, p, &err), -EINVAL);
 	test_assert_contains_all(err.msg, a, b, NULL);
 }
 
@@ -146,22 +146,22 @@ static void test_max_seqs_and_step_tokens(void **state)
 {
 	struct fixture *f = *state;
 	struct rbln_step_item items[4];
-	struct rbln_engine_info info;
+	struct rbln_runtime_info info;
 	struct rbln_seq *s[3];
 	size_t n, i;
 
 	set_policy(f->e, &(struct rbln_plan_policy){ .max_seqs = 2, .step_tokens = 32 });
 	for (i = 0; i < 3; i++)
 		s[i] = add(f, 20, 4);
-	n = rbln_engine_plan(f->e, items);
+	n = rbln_runtime_plan(f->e, items);
 	assert_int_equal(n, 2);
 	assert_true(has_item(items, n, s[0], 20));
 	assert_true(has_item(items, n, s[1], 12));
-	rbln_engine_get_info(f->e, &info);
+	rbln_runtime_get_info(f->e, &info);
 	assert_int_equal(info.n_running, 2);
 	run(f->e, items, n);
 	/* s[0] decodes, s[1] finishes its prompt; s[2] waits for a slot. */
-	n = rbln_engine_plan(f->e, items);
+	n = rbln_runtime_plan(f->e, items);
 	assert_int_equal(n, 2);
 	assert_true(has_item(items, n, s[0], 1));
 	assert_true(has_item(items, n, s[1], 8));
@@ -190,12 +190,12 @@ static void test_admission_order(void **state)
 	run_until_decoding(f->e, s[0]);
 	s[1] = add(f, 1000, 4);
 	s[2] = add(f, 100, 4);
-	n = rbln_engine_plan(f->e, items);
+	n = rbln_runtime_plan(f->e, items);
 	assert_int_equal(n, 1);
 	assert_true(has_item(items, n, s[0], 1));
 	run(f->e, items, n);
 	set_policy(f->e, &(struct rbln_plan_policy){ .admission = RBLN_ADMIT_FIRST_FIT });
-	n = rbln_engine_plan(f->e, items);
+	n = rbln_runtime_plan(f->e, items);
 	assert_int_equal(n, 2);
 	assert_true(has_item(items, n, s[0], 1));
 	assert_true(has_item(items, n, s[2], 100));
@@ -221,13 +221,13 @@ static void test_defer_prefill(void **state)
 	s[0] = add(f, 40, 1000);
 	run_until_decoding(f->e, s[0]);
 	s[1] = add(f, 10, 4);
-	n = rbln_engine_plan(f->e, items);
+	n = rbln_runtime_plan(f->e, items);
 	assert_int_equal(n, 1);
 	assert_true(has_item(items, n, s[0], 1));
 	run(f->e, items, n);
 	for (tries = 0; tries < 5000; tries++) {
 		nanosleep(&ms, NULL);
-		n = rbln_engine_plan(f->e, items);
+		n = rbln_runtime_plan(f->e, items);
 		run(f->e, items, n);
 		if (has_item(items, n, s[1], 10))
 			break;
@@ -235,7 +235,7 @@ static void test_defer_prefill(void **state)
 	assert_true(tries < 5000);
 	/* 127 prompt tokens fill the step beside the decodes: no waiting. */
 	s[2] = add(f, 127, 4);
-	n = rbln_engine_plan(f->e, items);
+	n = rbln_runtime_plan(f->e, items);
 	assert_true(has_item(items, n, s[2], 126) || has_item(items, n, s[2], 127));
 	run(f->e, items, n);
 	release_all(s, 3);

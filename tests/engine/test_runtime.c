@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The runtime API on tiny-llama3: explicit steps mixing prefill chunks and
- * decodes, the checks of rbln_engine_run(), preemption when the KV cache
+ * decodes, the checks of rbln_runtime_run(), preemption when the KV cache
  * is full (same tokens as with room to spare), the end conditions
  * (stop_token_ids, max_tokens, min_tokens, max_seq_len, abort) and seeded
  * sampling end to end.
@@ -15,7 +15,7 @@
 struct fixture {
 	char *dir;		/* batch 4, partition 256, 32 blocks */
 	char *small_dir;	/* the same with 9 KV blocks */
-	struct rbln_engine *e;
+	struct rbln_runtime *e;
 	int32_t *long_ids;	/* the reference's long prompt */
 	size_t n_long;
 	int32_t *prompt;	/* "The quick brown fox" */
@@ -58,7 +58,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	rbln_engine_close(f->e);
+	rbln_runtime_close(f->e);
 	test_rmtree(f->dir);
 	test_rmtree(f->small_dir);
 	free(f->dir);
@@ -70,22 +70,22 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct rbln_seq *add(struct rbln_engine *e, const int32_t *ids, size_t n,
+static struct rbln_seq *add(struct rbln_runtime *e, const int32_t *ids, size_t n,
 			    const struct rbln_sampling_params *sp)
 {
 	struct rbln_error err = { 0 };
 	struct rbln_seq *s = NULL;
 
-	if (rbln_engine_add(e, ids, n, sp, 0, &s, &err))
+	if (rbln_runtime_add(e, ids, n, sp, 0, &s, &err))
 		fail_msg("add: %s", err.msg);
 	return s;
 }
 
-static void run(struct rbln_engine *e, const struct rbln_step_item *items, size_t n)
+static void run(struct rbln_runtime *e, const struct rbln_step_item *items, size_t n)
 {
 	struct rbln_error err = { 0 };
 
-	if (rbln_engine_run(e, items, n, NULL, &err))
+	if (rbln_runtime_run(e, items, n, NULL, &err))
 		fail_msg("run: %s", err.msg);
 }
 
@@ -114,12 +114,12 @@ static void test_mixed_step(void **state)
 	rbln_seq_release(b);
 }
 
-static void expect_run_error(struct rbln_engine *e, const struct rbln_step_item *items, size_t n,
+static void expect_run_error(struct rbln_runtime *e, const struct rbln_step_item *items, size_t n,
 			     int code, const char *text)
 {
 	struct rbln_error err = { 0 };
 
-	assert_int_equal(rbln_engine_run(e, items, n, NULL, &err), code);
+	assert_int_equal(rbln_runtime_run(e, items, n, NULL, &err), code);
 	test_assert_contains_all(err.msg, text, NULL);
 }
 
@@ -128,7 +128,7 @@ static void test_run_checks(void **state)
 	struct fixture *f = *state;
 	struct rbln_sampling_params sp;
 	struct rbln_seq *a, *b, *c, *d, *x;
-	struct rbln_engine_info info;
+	struct rbln_runtime_info info;
 
 	eh_greedy(&sp, 4);
 	a = add(f->e, f->prompt, f->n_prompt, &sp);
@@ -143,7 +143,7 @@ static void test_run_checks(void **state)
 	x = add(f->e, f->prompt, f->n_prompt, &sp);
 	expect_run_error(f->e, (struct rbln_step_item[]){ { a, 1 }, { b, 1 }, { c, 1 }, { d, 1 },
 							   { x, 1 } }, 5, -EINVAL, "batch_size");
-	rbln_engine_get_info(f->e, &info);
+	rbln_runtime_get_info(f->e, &info);
 	assert_int_equal(info.kv_blocks_free, info.kv_blocks_total);
 	rbln_seq_release(a);
 	rbln_seq_release(b);
@@ -156,8 +156,8 @@ static void test_run_checks(void **state)
 static void test_preemption_same_tokens(void **state)
 {
 	struct fixture *f = *state;
-	struct rbln_engine *small = eh_open(f->small_dir);
-	struct rbln_engine *engines[2] = { f->e, small };
+	struct rbln_runtime *small = eh_open(f->small_dir);
+	struct rbln_runtime *engines[2] = { f->e, small };
 	struct rbln_seq *s[2][4];
 	struct rbln_sampling_params sp;
 	uint32_t preempted = 0;
@@ -183,13 +183,13 @@ static void test_preemption_same_tokens(void **state)
 	for (k = 0; k < 2; k++)
 		for (i = 0; i < 4; i++)
 			rbln_seq_release(s[k][i]);
-	rbln_engine_close(small);
+	rbln_runtime_close(small);
 }
 
 static void test_end_conditions(void **state)
 {
 	struct fixture *f = *state;
-	struct rbln_engine_info info;
+	struct rbln_runtime_info info;
 	struct rbln_sampling_params sp;
 	struct rbln_seq *s;
 	const int32_t *out;
@@ -244,15 +244,15 @@ static void test_end_conditions(void **state)
 	rbln_seq_release(s);
 	/* Abort frees the blocks at once. */
 	s = add(f->e, f->long_ids, 600, &sp);
-	assert_true(rbln_engine_step(f->e, NULL, NULL) > 0);
-	rbln_engine_get_info(f->e, &info);
+	assert_true(rbln_runtime_step(f->e, NULL, NULL) > 0);
+	rbln_runtime_get_info(f->e, &info);
 	assert_true(info.kv_blocks_free < info.kv_blocks_total);
 	rbln_seq_abort(s);
 	assert_int_equal(rbln_seq_end(s), RBLN_SEQ_END_ABORT);
 	assert_int_equal(rbln_seq_pending(s), 0);
-	rbln_engine_get_info(f->e, &info);
+	rbln_runtime_get_info(f->e, &info);
 	assert_int_equal(info.kv_blocks_free, info.kv_blocks_total);
-	assert_int_equal(rbln_engine_step(f->e, NULL, NULL), 0);
+	assert_int_equal(rbln_runtime_step(f->e, NULL, NULL), 0);
 	rbln_seq_release(s);
 }
 
@@ -264,10 +264,10 @@ static void test_add_checks(void **state)
 	int32_t bad[] = { 1, 4096 };
 	int32_t *big = calloc(2048, sizeof(int32_t));
 
-	assert_int_equal(rbln_engine_add(f->e, bad, 2, NULL, 0, &s, &err), -EINVAL);
+	assert_int_equal(rbln_runtime_add(f->e, bad, 2, NULL, 0, &s, &err), -EINVAL);
 	test_assert_contains_all(err.msg, "prompt token 1 is 4096", NULL);
-	assert_int_equal(rbln_engine_add(f->e, bad, 0, NULL, 0, &s, &err), -E2BIG);
-	assert_int_equal(rbln_engine_add(f->e, big, 2048, NULL, 0, &s, &err), -E2BIG);
+	assert_int_equal(rbln_runtime_add(f->e, bad, 0, NULL, 0, &s, &err), -E2BIG);
+	assert_int_equal(rbln_runtime_add(f->e, big, 2048, NULL, 0, &s, &err), -E2BIG);
 	test_assert_contains_all(err.msg, "2048 tokens", "max_seq_len", NULL);
 	assert_null(s);
 	free(big);
@@ -286,20 +286,20 @@ static void test_add_params(void **state)
 	eh_greedy(&sp, 4);
 	sp.bad_words = &word;
 	sp.n_bad_words = 1;
-	assert_int_equal(rbln_engine_add(f->e, f->prompt, f->n_prompt, &sp, 0, &s, &err), -EINVAL);
+	assert_int_equal(rbln_runtime_add(f->e, f->prompt, f->n_prompt, &sp, 0, &s, &err), -EINVAL);
 	test_assert_contains_all(err.msg, "bad_words", "logits hook", NULL);
 	eh_greedy(&sp, 4);
 	sp.logprobs = 2;
-	assert_int_equal(rbln_engine_add(f->e, f->prompt, f->n_prompt, &sp, 0, &s, &err), -EINVAL);
+	assert_int_equal(rbln_runtime_add(f->e, f->prompt, f->n_prompt, &sp, 0, &s, &err), -EINVAL);
 	test_assert_contains_all(err.msg, "logprobs", NULL);
 	eh_greedy(&sp, 4);
 	sp.stop = stop;
 	sp.n_stop = 1;
-	assert_int_equal(rbln_engine_add(f->e, f->prompt, f->n_prompt, &sp, 0, &s, &err), -EINVAL);
+	assert_int_equal(rbln_runtime_add(f->e, f->prompt, f->n_prompt, &sp, 0, &s, &err), -EINVAL);
 	test_assert_contains_all(err.msg, "stop strings", NULL);
 	eh_greedy(&sp, 4);
 	sp.top_p = 1.5;
-	assert_int_equal(rbln_engine_add(f->e, f->prompt, f->n_prompt, &sp, 0, &s, &err), -EINVAL);
+	assert_int_equal(rbln_runtime_add(f->e, f->prompt, f->n_prompt, &sp, 0, &s, &err), -EINVAL);
 	test_assert_contains_all(err.msg, "field 'top_p'", NULL);
 	assert_null(s);
 }

@@ -54,7 +54,7 @@ static float *prompt_logits(const char *hf, const struct shape *sh, uint32_t tp)
 	};
 	struct rbln_sampling_params sp;
 	struct rbln_error err = { 0 };
-	struct rbln_engine *e;
+	struct rbln_runtime *e;
 	struct rbln_seq *s;
 	int32_t ids[40];
 	char *dir = test_mkdtemp();
@@ -68,7 +68,7 @@ static float *prompt_logits(const char *hf, const struct shape *sh, uint32_t tp)
 	for (i = 0; i < 40; i++)
 		ids[i] = (int32_t)((i * 37 + 5) % (size_t)sh->vocab);
 	eh_greedy(&sp, 2);
-	if (rbln_engine_add(e, ids, 40, &sp, RBLN_SEQ_KEEP_PROMPT_LOGITS, &s, &err))
+	if (rbln_runtime_add(e, ids, 40, &sp, RBLN_SEQ_KEEP_PROMPT_LOGITS, &s, &err))
 		fail_msg("%s", err.msg);
 	eh_run_all(e);
 	logits = rbln_seq_prompt_logits(s, &vocab);
@@ -76,7 +76,7 @@ static float *prompt_logits(const char *hf, const struct shape *sh, uint32_t tp)
 	assert_int_equal(vocab, sh->vocab);
 	out = malloc(vocab * sizeof(float));
 	memcpy(out, logits, vocab * sizeof(float));
-	rbln_engine_close(e);
+	rbln_runtime_close(e);
 	test_rmtree(dir);
 	free(dir);
 	return out;
@@ -150,7 +150,7 @@ static void test_linear_rope(void **state)
 	int t, i;
 
 	(void)state;
-	program_rope_params(&rope, &p);
+	rbln_program_rope_params(&rope, &p);
 	assert_true(p.llama3);
 	assert_int_equal(rbln_rope_inv_freq(&rope, HD, inv, NULL), 0);
 	assert_int_equal(npu_context_create(NULL, &ctx), 0);

@@ -110,6 +110,12 @@ def tree_files(root):
 
 
 def owners(layers, path):
+    # A file named exactly (no wildcard) belongs to that row even where a
+    # folder's glob also matches it: a leaf module inside a folder (the
+    # serving layer's reply.c) is a layer of its own.
+    exact = [l.name for l in layers.values() if path in l.globs]
+    if exact:
+        return exact
     # fnmatch's * crosses '/', so a glob names files of its own folder only
     # when the rest of the path has no further '/'.
     return [l.name for l in layers.values()
@@ -226,11 +232,13 @@ def self_test(real_root):
         write(root, 'driver/model/rbln_model_exec.c', '#include <string.h>\n'
               '#include "rbln_model.h"\n')
         write(root, 'libnpu/isa/isa_encode.h', '#include "rbln_isa.h"\n')
-        write(root, 'libnpu/stream.c', '#include "isa_encode.h"\n#include "rbln_engine.h"\n')
-        write(root, 'engine/include/rbln_engine.h', '#include <stddef.h>\n')
+        write(root, 'libnpu/stream.c', '#include "isa_encode.h"\n#include "rbln_runtime.h"\n')
+        write(root, 'engine/include/rbln_runtime.h', '#include <stddef.h>\n')
         write(root, 'engine/src/util/file.c', '#include "libnpu.h"\n')
         write(root, 'libnpu/include/libnpu.h', '#include <stdint.h>\n')
         write(root, 'engine/src/newdir/x.c', '\n')
+        write(root, 'engine/src/serve/http/server.h', '\n')
+        write(root, 'engine/src/serve/http/reply.c', '#include "server.h"\n')
         def target(name, kind, *sources):
             return {'name': name, 'type': kind + ' library', 'target_sources': [
                 {'sources': [os.path.join(root, s) for s in sources]}]}
@@ -238,9 +246,10 @@ def self_test(real_root):
             target('rbln_model', 'static', 'driver/model/rbln_model_exec.c'),
             target('npu', 'shared', 'engine/src/util/file.c'),
             target('rbln_engine_front', 'static', 'engine/src/util/file.c'),
+            target('rbln_serve_http', 'static', 'engine/src/serve/http/reply.c'),
         ] + [target(n, 'static') for n in sorted(
             {l.library for l in read_table(root).values() if l.library} -
-            {'rbln_model', 'npu', 'rbln_engine_front'})]))
+            {'rbln_model', 'npu', 'rbln_engine_front', 'rbln_serve_http'})]))
         import io
         import contextlib
         out = io.StringIO()
@@ -249,9 +258,11 @@ def self_test(real_root):
         text = out.getvalue()
     expected = [
         'rbln_model_exec.c:1: layer model includes no system header',
-        'libnpu/stream.c:2: layer libnpu may not include engine/include/rbln_engine.h',
+        'libnpu/stream.c:2: layer libnpu may not include engine/include/rbln_runtime.h',
         'engine/src/util/file.c:1: layer front may not include libnpu/include/libnpu.h',
         'engine/src/newdir/x.c: in 0 layers',
+        'engine/src/serve/http/reply.c:1: layer serve-reply may not include '
+        'engine/src/serve/http/server.h',
         'libnpu/stream.c: in a layer of meson library npu, which does not compile it',
         'engine/src/util/file.c: compiled by meson library npu but in layer front',
     ]

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/request_build.h"
+#include "serve/api/request_build.h"
 
 static struct rbln_tokenizer *tok;
 static struct rbln_chat_template *chat;

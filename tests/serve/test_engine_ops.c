@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * rbln_engine_serving_ops against the real engine (tiny-llama3 on the
+ * rbln_serving_bridge_ops against the real engine (tiny-llama3 on the
  * emulated devices), below HTTP: the contract of rbln_serving.h.  Events
  * come in order with exactly one final event; greedy ids equal
  * transformers'; stop ids, a callback's RBLN_GEN_STOP, cancel() and
@@ -21,7 +21,7 @@
 
 #define MAX_IDS 4096
 
-static const struct rbln_serving_ops *ops = &rbln_engine_serving_ops;
+static const struct rbln_serving_ops *ops = &rbln_serving_bridge_ops;
 static char *work;
 static char *compiled;		/* batch 4, buckets 4,2,1, max_seq_len 256 */
 static int32_t ref_prompt[64];
@@ -140,13 +140,13 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static struct rbln_serving_engine *open_engine(uint32_t max_waiting)
+static struct rbln_serving_model *open_engine(uint32_t max_waiting)
 {
 	struct rbln_serving_model_spec spec = {
 		.name = "tl3", .model_dir = compiled, .max_num_seqs = 4,
 		.max_num_batched_tokens = 256, .max_model_len = 200, .max_waiting = max_waiting,
 	};
-	struct rbln_serving_engine *e = NULL;
+	struct rbln_serving_model *e = NULL;
 	struct rbln_error err = { 0 };
 
 	if (ops->open(&spec, &e, &err))
@@ -165,7 +165,7 @@ static void greedy_req(struct rbln_gen_request *r, int64_t max_tokens)
 	r->params.max_tokens = max_tokens;
 }
 
-static struct rbln_gen_handle *submit(struct rbln_serving_engine *e,
+static struct rbln_gen_handle *submit(struct rbln_serving_model *e,
 				      const struct rbln_gen_request *req, struct rec *r)
 {
 	struct rbln_error err = { 0 };
@@ -177,7 +177,7 @@ static struct rbln_gen_handle *submit(struct rbln_serving_engine *e,
 	return h;
 }
 
-static void expect_kv_zero(struct rbln_serving_engine *e)
+static void expect_kv_zero(struct rbln_serving_model *e)
 {
 	struct rbln_serving_stats st;
 
@@ -239,7 +239,7 @@ static int teardown(void **state)
 
 static void test_info_and_buckets(void **state)
 {
-	struct rbln_serving_engine *e = open_engine(0);
+	struct rbln_serving_model *e = open_engine(0);
 	struct rbln_serving_model_info info;
 	struct rbln_serving_stats st;
 
@@ -263,7 +263,7 @@ static void test_info_and_buckets(void **state)
 /* Greedy ids equal transformers'; one final event, after every token event. */
 static void test_greedy_events(void **state)
 {
-	struct rbln_serving_engine *e = open_engine(0);
+	struct rbln_serving_model *e = open_engine(0);
 	struct rbln_gen_request req;
 	struct rbln_serving_stats st;
 	struct rec r;
@@ -296,7 +296,7 @@ static void test_greedy_events(void **state)
 /* A stop id ends the sequence: not delivered, counted, reported. */
 static void test_stop_token(void **state)
 {
-	struct rbln_serving_engine *e = open_engine(0);
+	struct rbln_serving_model *e = open_engine(0);
 	struct rbln_gen_request req;
 	int32_t stop;
 	struct rec r;
@@ -324,7 +324,7 @@ static void test_stop_token(void **state)
 /* The callback's RBLN_GEN_STOP (a stop string): nothing more, reason STOP. */
 static void test_callback_stop(void **state)
 {
-	struct rbln_serving_engine *e = open_engine(0);
+	struct rbln_serving_model *e = open_engine(0);
 	struct rbln_gen_request req;
 	struct rec r;
 
@@ -346,7 +346,7 @@ static void test_callback_stop(void **state)
 /* cancel() of a running request: ABORT, -ECANCELED, blocks freed; then a no-op. */
 static void test_cancel(void **state)
 {
-	struct rbln_serving_engine *e = open_engine(0);
+	struct rbln_serving_model *e = open_engine(0);
 	struct rbln_gen_request req;
 	struct rec r;
 
@@ -369,7 +369,7 @@ static void test_cancel(void **state)
 
 static void test_deadline(void **state)
 {
-	struct rbln_serving_engine *e = open_engine(0);
+	struct rbln_serving_model *e = open_engine(0);
 	struct rbln_gen_request req;
 	struct rec r;
 
@@ -390,7 +390,7 @@ static void test_deadline(void **state)
 /* Refused requests get an error and never an event. */
 static void test_submit_errors(void **state)
 {
-	struct rbln_serving_engine *e = open_engine(0);
+	struct rbln_serving_model *e = open_engine(0);
 	struct rbln_gen_handle *h = NULL;
 	struct rbln_error err = { 0 };
 	struct rbln_gen_request req;
@@ -431,7 +431,7 @@ static void test_submit_errors(void **state)
 /* max_waiting counts requests beyond the running batch: -EBUSY past it. */
 static void test_queue_bound(void **state)
 {
-	struct rbln_serving_engine *e = open_engine(2);
+	struct rbln_serving_model *e = open_engine(2);
 	struct rbln_gen_handle *h = NULL;
 	struct rbln_error err = { 0 };
 	struct rbln_gen_request req;
@@ -468,7 +468,7 @@ static void test_queue_bound(void **state)
 /* close() with requests running and queued: each ends with -ESHUTDOWN before it returns. */
 static void test_close_in_flight(void **state)
 {
-	struct rbln_serving_engine *e = open_engine(0);
+	struct rbln_serving_model *e = open_engine(0);
 	struct rbln_gen_request req;
 	struct rec r[6];
 	int i;
@@ -495,7 +495,7 @@ static void test_close_in_flight(void **state)
 /* Log-probabilities of greedy tokens: the sampled id is the best, <= 0. */
 static void test_logprobs(void **state)
 {
-	struct rbln_serving_engine *e = open_engine(0);
+	struct rbln_serving_model *e = open_engine(0);
 	struct rbln_gen_request req;
 	struct rec r;
 
@@ -520,7 +520,7 @@ static void test_logprobs(void **state)
 /* A bad word is never sampled: the greedy path moves around it. */
 static void test_bad_words(void **state)
 {
-	struct rbln_serving_engine *e = open_engine(0);
+	struct rbln_serving_model *e = open_engine(0);
 	struct rbln_gen_request req;
 	struct rbln_token_seq bad = { .ids = &ref_greedy[0], .len = 1 };
 	struct rec r;
@@ -543,7 +543,7 @@ static void test_bad_words(void **state)
 /* Four at once: the same greedy ids as alone, decoded in bucket 4. */
 static void test_batched_equals_alone(void **state)
 {
-	struct rbln_serving_engine *e = open_engine(0);
+	struct rbln_serving_model *e = open_engine(0);
 	struct rbln_serving_stats st;
 	struct rbln_gen_request req;
 	struct rec r[4];

@@ -16,8 +16,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "serve/http.h"
-#include "serve/server.h"
+#include "serve/http/http.h"
+#include "serve/http/reply.h"
+#include "serve/http/server.h"
 
 static struct serve_repository repo;
 static struct serve_model model;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/metrics.h"
+#include "serve/metrics/metrics.h"
 
 static bool valid_name(const char *s, size_t n)
 {
@@ -138,17 +138,17 @@ static void test_number_format(void **state)
 	char buf[40];
 
 	(void)state;
-	prom_number(buf, sizeof(buf), 3);
+	serve_prom_number(buf, sizeof(buf), 3);
 	assert_string_equal(buf, "3");
-	prom_number(buf, sizeof(buf), 0.1);
+	serve_prom_number(buf, sizeof(buf), 0.1);
 	assert_string_equal(buf, "0.1");
-	prom_number(buf, sizeof(buf), INFINITY);
+	serve_prom_number(buf, sizeof(buf), INFINITY);
 	assert_string_equal(buf, "+Inf");
-	prom_number(buf, sizeof(buf), -INFINITY);
+	serve_prom_number(buf, sizeof(buf), -INFINITY);
 	assert_string_equal(buf, "-Inf");
-	prom_number(buf, sizeof(buf), NAN);
+	serve_prom_number(buf, sizeof(buf), NAN);
 	assert_string_equal(buf, "NaN");
-	prom_number(buf, sizeof(buf), 1.0 / 3);
+	serve_prom_number(buf, sizeof(buf), 1.0 / 3);
 	assert_true(strtod(buf, NULL) == 1.0 / 3);
 }
 
@@ -158,8 +158,8 @@ static void test_escaping(void **state)
 	struct prom_label l[1] = { { "model", "a\"b\\c\nd" } };
 
 	(void)state;
-	assert_int_equal(prom_family(&sb, "x_total", "help with \\ and\nnewline", "counter"), 0);
-	assert_int_equal(prom_sample(&sb, "x_total", NULL, l, 1, 2), 0);
+	assert_int_equal(serve_prom_family(&sb, "x_total", "help with \\ and\nnewline", "counter"), 0);
+	assert_int_equal(serve_prom_sample(&sb, "x_total", NULL, l, 1, 2), 0);
 	assert_string_equal(sb.data, "# HELP x_total help with \\\\ and\\nnewline\n"
 			    "# TYPE x_total counter\n"
 			    "x_total{model=\"a\\\"b\\\\c\\nd\"} 2\n");
@@ -175,13 +175,13 @@ static void test_histogram(void **state)
 	struct prom_label l[1] = { { "model", "m" } };
 
 	(void)state;
-	prom_histogram_init(&h, bounds, 3);
-	prom_histogram_observe(&h, 0.05);
-	prom_histogram_observe(&h, 0.1);	/* le is inclusive */
-	prom_histogram_observe(&h, 5);
-	prom_histogram_observe(&h, 50);
-	assert_int_equal(prom_family(&sb, "lat_seconds", "latency", "histogram"), 0);
-	assert_int_equal(prom_histogram_samples(&sb, "lat_seconds", l, 1, &h), 0);
+	serve_prom_histogram_init(&h, bounds, 3);
+	serve_prom_histogram_observe(&h, 0.05);
+	serve_prom_histogram_observe(&h, 0.1);	/* le is inclusive */
+	serve_prom_histogram_observe(&h, 5);
+	serve_prom_histogram_observe(&h, 50);
+	assert_int_equal(serve_prom_family(&sb, "lat_seconds", "latency", "histogram"), 0);
+	assert_int_equal(serve_prom_histogram_samples(&sb, "lat_seconds", l, 1, &h), 0);
 	check_exposition(sb.data);
 	assert_true(sample(sb.data, "lat_seconds_bucket{model=\"m\",le=\"0.1\"}") == 2);
 	assert_true(sample(sb.data, "lat_seconds_bucket{model=\"m\",le=\"1\"}") == 2);
@@ -212,8 +212,8 @@ static void test_render(void **state)
 	atomic_store(&a.request_duration_us, 1500000);
 	atomic_store(&a.queue_duration_us, 2000);
 	atomic_store(&a.finished[1], 2);
-	prom_histogram_observe(&a.ttft, 0.03);
-	prom_histogram_observe(&a.prompt_tokens, 30);
+	serve_prom_histogram_observe(&a.ttft, 0.03);
+	serve_prom_histogram_observe(&a.prompt_tokens, 30);
 	memset(&st, 0, sizeof(st));
 	st.num_running = 4;
 	st.num_waiting = 2;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/model_config.h"
+#include "serve/repository/model_config.h"
 
 static void load_ok(const char *rel, const char *dir, struct serve_model_config *cfg)
 {

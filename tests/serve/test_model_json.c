@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/model_json.h"
+#include "serve/repository/model_json.h"
 
 static void parse_ok(const char *text, struct serve_model_json *mj)
 {

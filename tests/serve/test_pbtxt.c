@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/pbtxt.h"
+#include "serve/repository/pbtxt.h"
 
 static struct pbtxt_msg *parse_ok(const char *text)
 {
 	struct rbln_error err = { 0 };
 	struct pbtxt_msg *m = NULL;
 
-	if (pbtxt_parse(text, strlen(text), "t.pbtxt", &m, &err))
+	if (serve_pbtxt_parse(text, strlen(text), "t.pbtxt", &m, &err))
 		fail_msg("parse failed: %s", err.msg);
 	return m;
 }
@@ -23,7 +23,7 @@ static const char *parse_err(const char *text, struct rbln_error *err)
 	struct pbtxt_msg *m = NULL;
 
 	memset(err, 0, sizeof(*err));
-	assert_int_equal(pbtxt_parse(text, strlen(text), "t.pbtxt", &m, err), -EINVAL);
+	assert_int_equal(serve_pbtxt_parse(text, strlen(text), "t.pbtxt", &m, err), -EINVAL);
 	assert_null(m);
 	return err->msg;
 }
@@ -45,7 +45,7 @@ static void test_tutorial_config_tree(void **state)
 	const struct pbtxt_msg *in1;
 
 	(void)state;
-	assert_int_equal(pbtxt_parse(text, len, "config.pbtxt", &m, &err), 0);
+	assert_int_equal(serve_pbtxt_parse(text, len, "config.pbtxt", &m, &err), 0);
 	assert_int_equal(m->n_fields, 5);
 	f = field(m, 0, "name");
 	assert_int_equal(f->values[0].kind, PBTXT_STRING);
@@ -64,7 +64,7 @@ static void test_tutorial_config_tree(void **state)
 	assert_string_equal(in1->fields[2].values[0].str, "1");
 	f = field(m, 4, "instance_group");
 	assert_string_equal(f->values[0].msg->fields[1].values[0].str, "KIND_MODEL");
-	pbtxt_free(m);
+	serve_pbtxt_free(m);
 	free(text);
 }
 
@@ -80,7 +80,7 @@ static void test_strings(void **state)
 	assert_string_equal(field(m, 3, "d")->values[0].str, "one two");
 	assert_int_equal(field(m, 4, "e")->values[0].len, 2);
 	assert_memory_equal(field(m, 4, "e")->values[0].str, "\0z", 2);
-	pbtxt_free(m);
+	serve_pbtxt_free(m);
 }
 
 static void test_numbers(void **state)
@@ -91,26 +91,26 @@ static void test_numbers(void **state)
 	double x;
 
 	(void)state;
-	assert_true(pbtxt_value_int(&field(m, 0, "a")->values[0], &i));
+	assert_true(serve_pbtxt_value_int(&field(m, 0, "a")->values[0], &i));
 	assert_int_equal(i, -1);
-	assert_true(pbtxt_value_int(&field(m, 1, "b")->values[0], &i));
+	assert_true(serve_pbtxt_value_int(&field(m, 1, "b")->values[0], &i));
 	assert_int_equal(i, 31);
-	assert_false(pbtxt_value_int(&field(m, 2, "c")->values[0], &i));
-	assert_true(pbtxt_value_double(&field(m, 2, "c")->values[0], &x));
+	assert_false(serve_pbtxt_value_int(&field(m, 2, "c")->values[0], &i));
+	assert_true(serve_pbtxt_value_double(&field(m, 2, "c")->values[0], &x));
 	assert_true(x == 2.5);
-	assert_true(pbtxt_value_double(&field(m, 3, "d")->values[0], &x));
+	assert_true(serve_pbtxt_value_double(&field(m, 3, "d")->values[0], &x));
 	assert_true(x == 1e-3);
-	assert_true(pbtxt_value_double(&field(m, 4, "e")->values[0], &x));
+	assert_true(serve_pbtxt_value_double(&field(m, 4, "e")->values[0], &x));
 	assert_true(x == 1.5);
-	assert_true(pbtxt_value_double(&field(m, 5, "f")->values[0], &x));
+	assert_true(serve_pbtxt_value_double(&field(m, 5, "f")->values[0], &x));
 	assert_true(isinf(x) && x < 0);
-	assert_true(pbtxt_value_int(&field(m, 6, "g")->values[0], &i));
+	assert_true(serve_pbtxt_value_int(&field(m, 6, "g")->values[0], &i));
 	assert_true(i == INT64_MAX);
-	assert_false(pbtxt_value_int(&field(m, 7, "h")->values[0], &i));
-	assert_true(pbtxt_value_int(&field(m, 8, "i")->values[0], &i));
+	assert_false(serve_pbtxt_value_int(&field(m, 7, "h")->values[0], &i));
+	assert_true(serve_pbtxt_value_int(&field(m, 8, "i")->values[0], &i));
 	assert_true(i == INT64_MIN);
-	assert_false(pbtxt_value_double(&field(m, 9, "j")->values[0], &x));
-	pbtxt_free(m);
+	assert_false(serve_pbtxt_value_double(&field(m, 9, "j")->values[0], &x));
+	serve_pbtxt_free(m);
 }
 
 static void test_bools(void **state)
@@ -121,11 +121,11 @@ static void test_bools(void **state)
 
 	(void)state;
 	for (i = 0; i < 7; i++) {
-		assert_true(pbtxt_value_bool(&m->fields[i].values[0], &b));
+		assert_true(serve_pbtxt_value_bool(&m->fields[i].values[0], &b));
 		assert_int_equal(b, i < 4);
 	}
-	assert_false(pbtxt_value_bool(&m->fields[7].values[0], &b));
-	pbtxt_free(m);
+	assert_false(serve_pbtxt_value_bool(&m->fields[7].values[0], &b));
+	serve_pbtxt_free(m);
 }
 
 static void test_syntax_variants(void **state)
@@ -144,7 +144,7 @@ static void test_syntax_variants(void **state)
 	assert_int_equal(field(m, 3, "msgs")->n_values, 2);
 	assert_int_equal(field(m, 4, "scalars")->n_values, 3);
 	assert_int_equal(field(m, 4, "scalars")->line, 6);
-	pbtxt_free(m);
+	serve_pbtxt_free(m);
 }
 
 static void test_errors_name_lines(void **state)
@@ -178,7 +178,7 @@ static void test_curly_quotes_of_translated_tutorial(void **state)
 	struct pbtxt_msg *m = NULL;
 
 	(void)state;
-	assert_int_equal(pbtxt_parse(text, len, "config.pbtxt", &m, &err), -EINVAL);
+	assert_int_equal(serve_pbtxt_parse(text, len, "config.pbtxt", &m, &err), -EINVAL);
 	assert_contains_all(err.msg, "config.pbtxt:1:", "curly quote", "U+201C", "straight quotes",
 			    NULL);
 	free(text);

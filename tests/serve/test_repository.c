@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "serve/repository.h"
+#include "serve/repository/repository.h"
 
 struct fx {
 	char *root;

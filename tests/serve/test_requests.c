@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/model_config.h"
-#include "serve/request.h"
+#include "serve/api/request.h"
+#include "serve/repository/model_config.h"
 
 static struct serve_model_config cfg_rbln, cfg_trt, cfg_llama2, cfg_llama2_dyn, cfg_default;
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/responses.h"
+#include "serve/api/responses.h"
 
 static struct serve_model_config cfg_default, cfg_llama2_dyn;
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/sse.h"
+#include "serve/http/sse.h"
 
 static void check(const char *payload, const char *expect)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "rbln_tokenizer.h"
-#include "serve/textstream.h"
+#include "serve/api/textstream.h"
 #include "util/utf8.h"
 
 static struct rbln_tokenizer *tok3;

@@ -56,7 +56,7 @@ static int u32_flag(const char *flag, const char *arg, uint32_t *out, struct rbl
 static int dtype_flag(const char *flag, const char *arg, enum rbln_dtype *dt,
 		      struct rbln_error *err)
 {
-	if (compiled_dtype_parse(arg, dt))
+	if (rbln_compiled_dtype_parse(arg, dt))
 		return rbln_error_set(err, -EINVAL, "--%s: '%s' is not bfloat16, float16 or "
 				      "float32", flag, arg);
 	return 0;

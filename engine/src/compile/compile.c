@@ -47,7 +47,7 @@ static int copy_file(const char *src, const char *dst, struct rbln_error *err)
 
 	if (rc)
 		return rc;
-	fd = output_create(dst, err);
+	fd = rbln_output_create(dst, err);
 	if (fd < 0) {
 		free(data);
 		return fd;
@@ -91,7 +91,7 @@ static int write_fingerprint(const char *hf_dir, const char *out_dir, struct rbl
 	path = rbln_path_join(out_dir, RBLN_FINGERPRINT_FILE);
 	if (!path)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
-	fd = output_create(path, err);
+	fd = rbln_output_create(path, err);
 	if (fd >= 0) {
 		strcat(fp, "\n");
 		rc = rbln_fd_write_all(fd, fp, strlen(fp));
@@ -120,34 +120,34 @@ static int compile_rank(const struct rbln_compiled_config *cc, uint32_t rank,
 			struct progress *pg, struct rbln_error *err)
 {
 	struct layout_program progs[RBLN_MAX_DECODER_BATCHES + 1];
-	struct layout_shape s;
-	struct layout_buffers bufs;
+	struct rbln_layout_shape s;
+	struct rbln_layout_buffers bufs;
 	char *dir = NULL, *path = NULL;
 	uint32_t i, n;
 	int rc;
 
-	rc = layout_shape(cc, rank, &s, err);
+	rc = rbln_layout_shape(cc, rank, &s, err);
 	if (rc)
 		return rc;
-	if (layout_buffers(cc, &s, &bufs) || asprintf(&dir, "%s/rank_%u", out_dir, rank) < 0)
+	if (rbln_layout_buffers(cc, &s, &bufs) || asprintf(&dir, "%s/rank_%u", out_dir, rank) < 0)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
 	rc = make_dir(dir, err);
 	if (rc)
 		goto out;
-	progress_label(pg, "rank %u/%u: weights", rank + 1, cc->tensor_parallel_size);
+	rbln_progress_label(pg, "rank %u/%u: weights", rank + 1, cc->tensor_parallel_size);
 	if (asprintf(&path, "%s/weights.bin", dir) < 0) {
 		path = NULL;
 		rc = rbln_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	rc = weights_build(cc, &s, src, path, pg, err);
-	n = layout_programs(cc, progs);
+	rc = rbln_weights_build(cc, &s, src, path, pg, err);
+	n = rbln_layout_programs(cc, progs);
 	for (i = 0; i < n && !rc; i++) {
 		struct program_image img;
 
-		progress_label(pg, "rank %u/%u: %s", rank + 1, cc->tensor_parallel_size,
+		rbln_progress_label(pg, "rank %u/%u: %s", rank + 1, cc->tensor_parallel_size,
 			       progs[i].name);
-		rc = program_build(cc, &s, &bufs, progs[i].tokens, progs[i].seqs, &img, err);
+		rc = rbln_program_build(cc, &s, &bufs, progs[i].tokens, progs[i].seqs, &img, err);
 		if (rc) {
 			rbln_error_prefix(err, "rank %u %s: ", rank, progs[i].name);
 			break;
@@ -157,9 +157,9 @@ static int compile_rank(const struct rbln_compiled_config *cc, uint32_t rank,
 			path = NULL;
 			rc = rbln_error_set(err, -ENOMEM, "out of memory");
 		} else {
-			rc = program_file_write(path, &img, err);
+			rc = rbln_program_file_write(path, &img, err);
 		}
-		program_image_free(&img);
+		rbln_program_image_free(&img);
 	}
 out:
 	free(path);
@@ -175,7 +175,7 @@ int rbln_compile(const char *hf_dir, const char *out_dir,
 	struct rbln_generation_config gen;
 	struct rbln_compiled_config cc;
 	struct weight_source src;
-	struct layout_shape s;
+	struct rbln_layout_shape s;
 	struct output_stage stage;
 	struct progress pg;
 	uint64_t total = 0;
@@ -203,27 +203,27 @@ int rbln_compile(const char *hf_dir, const char *out_dir,
 	cc.compile_id = new_compile_id();
 	src = (struct weight_source){ .ckpt = ckpt, .seed = opt->dummy_seed, .cfg = &model };
 
-	rc = output_stage_begin(&stage, out_dir, err);
+	rc = rbln_output_stage_begin(&stage, out_dir, err);
 	if (rc)
 		goto out;
 	rc = copy_model_files(hf_dir, stage.path, err);
 	if (!rc)
 		rc = write_fingerprint(hf_dir, stage.path, err);
 	for (r = 0; r < cc.tensor_parallel_size; r++)
-		if (!layout_shape(&cc, r, &s, NULL))
-			total += weights_build_size(&s);
-	progress_init(&pg, opt->progress ? stdout : NULL, total);
+		if (!rbln_layout_shape(&cc, r, &s, NULL))
+			total += rbln_weights_build_size(&s);
+	rbln_progress_init(&pg, opt->progress ? stdout : NULL, total);
 	for (r = 0; r < cc.tensor_parallel_size && !rc; r++)
 		rc = compile_rank(&cc, r, &src, stage.path, &pg, err);
 	if (!rc)
-		rc = compiled_config_write(stage.path, &cc, err);
+		rc = rbln_compiled_config_write(stage.path, &cc, err);
 	if (!rc)
-		rc = output_stage_commit(&stage, err);
+		rc = rbln_output_stage_commit(&stage, err);
 	if (!rc)
-		progress_end(&pg);
+		rbln_progress_end(&pg);
 	else if (pg.out)
 		fputc('\n', pg.out);
-	output_stage_abort(&stage);
+	rbln_output_stage_abort(&stage);
 out:
 	rbln_weights_close(ckpt);
 	return rc;

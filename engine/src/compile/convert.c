@@ -20,12 +20,12 @@ static uint32_t f32_to_bits(float f)
 	return u;
 }
 
-float convert_bf16_to_f32(uint16_t h)
+float rbln_convert_bf16_to_f32(uint16_t h)
 {
 	return bits_to_f32((uint32_t)h << 16);
 }
 
-float convert_f16_to_f32(uint16_t h)
+float rbln_convert_f16_to_f32(uint16_t h)
 {
 	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
 	uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
@@ -44,7 +44,7 @@ float convert_f16_to_f32(uint16_t h)
 	}
 }
 
-uint16_t convert_f32_to_bf16(float f)
+uint16_t rbln_convert_f32_to_bf16(float f)
 {
 	uint32_t u = f32_to_bits(f);
 
@@ -54,7 +54,7 @@ uint16_t convert_f32_to_bf16(float f)
 	return (uint16_t)(u >> 16);
 }
 
-uint16_t convert_f32_to_f16(float f)
+uint16_t rbln_convert_f32_to_f16(float f)
 {
 	uint32_t u = f32_to_bits(f);
 	uint16_t sign = (uint16_t)(u >> 16 & 0x8000);
@@ -100,10 +100,10 @@ static float load_f32(const void *src, enum rbln_dtype dt, size_t i)
 		return f;
 	}
 	memcpy(&h, p + 2 * i, 2);
-	return dt == RBLN_TENSOR_BF16 ? convert_bf16_to_f32(h) : convert_f16_to_f32(h);
+	return dt == RBLN_TENSOR_BF16 ? rbln_convert_bf16_to_f32(h) : rbln_convert_f16_to_f32(h);
 }
 
-void convert_from_f32(void *dst, enum rbln_dtype dst_dt, const float *src, size_t n)
+void rbln_convert_from_f32(void *dst, enum rbln_dtype dst_dt, const float *src, size_t n)
 {
 	unsigned char *d = dst;
 	size_t i;
@@ -114,13 +114,13 @@ void convert_from_f32(void *dst, enum rbln_dtype dst_dt, const float *src, size_
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		h = dst_dt == RBLN_TENSOR_BF16 ? convert_f32_to_bf16(src[i]) :
-						convert_f32_to_f16(src[i]);
+		h = dst_dt == RBLN_TENSOR_BF16 ? rbln_convert_f32_to_bf16(src[i]) :
+						rbln_convert_f32_to_f16(src[i]);
 		memcpy(d + 2 * i, &h, 2);
 	}
 }
 
-void convert_elements(void *dst, enum rbln_dtype dst_dt, const void *src,
+void rbln_convert_elements(void *dst, enum rbln_dtype dst_dt, const void *src,
 		      enum rbln_dtype src_dt, size_t n)
 {
 	unsigned char *d = dst;
@@ -133,6 +133,6 @@ void convert_elements(void *dst, enum rbln_dtype dst_dt, const void *src,
 	for (i = 0; i < n; i++) {
 		float f = load_f32(src, src_dt, i);
 
-		convert_from_f32(d + i * rbln_dtype_size(dst_dt), dst_dt, &f, 1);
+		rbln_convert_from_f32(d + i * rbln_dtype_size(dst_dt), dst_dt, &f, 1);
 	}
 }

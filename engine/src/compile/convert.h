@@ -13,15 +13,15 @@
 
 #include "rbln_dtype.h"
 
-float convert_bf16_to_f32(uint16_t h);
-float convert_f16_to_f32(uint16_t h);
-uint16_t convert_f32_to_bf16(float f);
-uint16_t convert_f32_to_f16(float f);
+float rbln_convert_bf16_to_f32(uint16_t h);
+float rbln_convert_f16_to_f32(uint16_t h);
+uint16_t rbln_convert_f32_to_bf16(float f);
+uint16_t rbln_convert_f32_to_f16(float f);
 
 /* n elements from src (src_dt, any alignment) to dst (dst_dt). */
-void convert_elements(void *dst, enum rbln_dtype dst_dt, const void *src,
+void rbln_convert_elements(void *dst, enum rbln_dtype dst_dt, const void *src,
 		      enum rbln_dtype src_dt, size_t n);
 /* n floats to dst (dst_dt). */
-void convert_from_f32(void *dst, enum rbln_dtype dst_dt, const float *src, size_t n);
+void rbln_convert_from_f32(void *dst, enum rbln_dtype dst_dt, const float *src, size_t n);
 
 #endif

@@ -16,7 +16,7 @@
 #include "rbln_compile.h"
 #include "util/file.h"
 
-int output_create(const char *path, struct rbln_error *err)
+int rbln_output_create(const char *path, struct rbln_error *err)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 
@@ -114,7 +114,7 @@ static int check_replaceable(const char *out_dir, struct rbln_error *err)
 	return 0;
 }
 
-int output_stage_begin(struct output_stage *st, const char *out_dir, struct rbln_error *err)
+int rbln_output_stage_begin(struct output_stage *st, const char *out_dir, struct rbln_error *err)
 {
 	char *prefix;
 	int rc;
@@ -129,7 +129,7 @@ int output_stage_begin(struct output_stage *st, const char *out_dir, struct rbln
 	if (!prefix || !st->out_dir || asprintf(&st->path, "%sXXXXXX", prefix) < 0) {
 		st->path = NULL;
 		free(prefix);
-		output_stage_abort(st);
+		rbln_output_stage_abort(st);
 		return rbln_error_set(err, -ENOMEM, "out of memory");
 	}
 	remove_dead_stages(prefix);
@@ -139,13 +139,13 @@ int output_stage_begin(struct output_stage *st, const char *out_dir, struct rbln
 				    "directory: %s", st->path, strerror(errno));
 		free(st->path);
 		st->path = NULL;
-		output_stage_abort(st);
+		rbln_output_stage_abort(st);
 		return rc;
 	}
 	st->lock_fd = open(st->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (st->lock_fd < 0 || flock(st->lock_fd, LOCK_EX | LOCK_NB)) {
 		rc = rbln_error_set(err, -errno, "%s: cannot lock: %s", st->path, strerror(errno));
-		output_stage_abort(st);
+		rbln_output_stage_abort(st);
 		return rc;
 	}
 	return 0;
@@ -185,7 +185,7 @@ static int swap_in(struct output_stage *st, char **old, struct rbln_error *err)
 	return 0;
 }
 
-int output_stage_commit(struct output_stage *st, struct rbln_error *err)
+int rbln_output_stage_commit(struct output_stage *st, struct rbln_error *err)
 {
 	char *old;
 	int rc;
@@ -204,11 +204,11 @@ int output_stage_commit(struct output_stage *st, struct rbln_error *err)
 	}
 	free(st->path);
 	st->path = NULL;
-	output_stage_abort(st);
+	rbln_output_stage_abort(st);
 	return 0;
 }
 
-void output_stage_abort(struct output_stage *st)
+void rbln_output_stage_abort(struct output_stage *st)
 {
 	if (st->path)
 		rbln_remove_tree(st->path);

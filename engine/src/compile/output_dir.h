@@ -22,17 +22,17 @@ struct output_stage {
  * removes staging directories of killed compiles of the same output (their
  * lock is free), and creates a new staging directory.
  */
-int output_stage_begin(struct output_stage *st, const char *out_dir, struct rbln_error *err);
+int rbln_output_stage_begin(struct output_stage *st, const char *out_dir, struct rbln_error *err);
 /* Moves the complete staging directory into place. */
-int output_stage_commit(struct output_stage *st, struct rbln_error *err);
+int rbln_output_stage_commit(struct output_stage *st, struct rbln_error *err);
 /* Removes the staging directory (after a failure) and frees st. */
-void output_stage_abort(struct output_stage *st);
+void rbln_output_stage_abort(struct output_stage *st);
 
 /*
  * Creates `path` for writing: exclusive and not following a symlink, so a
  * planted file or link makes the compile fail instead of being written
  * through.  Returns the fd or a negative errno (error recorded).
  */
-int output_create(const char *path, struct rbln_error *err);
+int rbln_output_create(const char *path, struct rbln_error *err);
 
 #endif

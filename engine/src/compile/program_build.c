@@ -27,13 +27,13 @@
 struct build {
 	struct isa_stream es;
 	const struct rbln_compiled_config *cc;
-	const struct layout_shape *s;
+	const struct rbln_layout_shape *s;
 	uint32_t T, B;
-	struct layout_weights w;
-	struct layout_kv kv;
-	struct layout_io io;
-	struct layout_scratch sc;
-	struct layout_comm comm;
+	struct rbln_layout_weights w;
+	struct rbln_layout_kv kv;
+	struct rbln_layout_io io;
+	struct rbln_layout_scratch sc;
+	struct rbln_layout_comm comm;
 	uint32_t collectives;	/* all-reduces emitted so far */
 	enum rbln_isa_dtype wdt, kvdt;
 	struct isa_rope_params rope;
@@ -54,7 +54,7 @@ static enum rbln_isa_dtype isa_dtype_of(enum rbln_dtype dt)
  * RoPE is 2 pi.  The device divides in double and rounds once, which
  * equals the float32 division transformers does.
  */
-void program_rope_params(const struct rbln_rope_config *r, struct isa_rope_params *p)
+void rbln_program_rope_params(const struct rbln_rope_config *r, struct isa_rope_params *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->theta = (float)r->theta;
@@ -155,7 +155,7 @@ static void all_reduce(struct build *b, struct rbln_isa_operand dst, bool add_to
 
 static void embed(struct build *b)
 {
-	const struct layout_shape *s = b->s;
+	const struct rbln_layout_shape *s = b->s;
 	struct rbln_isa_operand table = op(SLOT_WEIGHTS, b->w.embed, wbytes(b, (uint64_t)s->vocab * s->hidden));
 	struct rbln_isa_operand ids = io_ints(b, b->io.ids, b->T);
 	struct rbln_isa_operand h = rows(b, b->sc.h, s->hidden);
@@ -171,7 +171,7 @@ static void embed(struct build *b)
 
 static void attention_block(struct build *b, uint32_t l)
 {
-	const struct layout_shape *s = b->s;
+	const struct rbln_layout_shape *s = b->s;
 	const struct layout_layer_weights *lw = &b->w.layer[l];
 	uint32_t hd = s->head_dim, qw = s->q_heads * hd, kvw = s->kv_heads * hd;
 	uint32_t stride = s->qkv_cols;
@@ -184,7 +184,7 @@ static void attention_block(struct build *b, uint32_t l)
 	struct rbln_isa_operand vc = op(SLOT_KV, kbase + b->kv.cache_size, b->kv.cache_size);
 	struct rbln_isa_operand h = rows(b, b->sc.h, s->hidden), xn = rows(b, b->sc.xn, s->hidden);
 	struct rbln_isa_operand attn = rows(b, b->sc.attn, qw);
-	struct rbln_isa_operand wo = op(SLOT_WEIGHTS, lw->o, layout_packed_size(s->hidden, qw, s->wdtype));
+	struct rbln_isa_operand wo = op(SLOT_WEIGHTS, lw->o, rbln_layout_packed_size(s->hidden, qw, s->wdtype));
 	struct isa_attention at = {
 		.out = attn,
 		.q = strided(b, b->sc.qkv, 0, qw, stride),
@@ -201,7 +201,7 @@ static void attention_block(struct build *b, uint32_t l)
 	isa_encode_rmsnorm(&b->es, xn, h, op(SLOT_WEIGHTS, lw->input_norm, wbytes(b, s->hidden)),
 		     b->wdt, s->hidden, (float)b->cc->model.rms_norm_eps);
 	packed_matmul(b, rows(b, b->sc.qkv, stride), xn,
-		    op(SLOT_WEIGHTS, lw->qkv, layout_packed_size(stride, s->hidden, s->wdtype)),
+		    op(SLOT_WEIGHTS, lw->qkv, rbln_layout_packed_size(stride, s->hidden, s->wdtype)),
 		    b->wdt, s->hidden, stride, false);
 	/* q and k heads are adjacent in a qkv row: one ROPE turns both. */
 	isa_encode_rope(&b->es, strided(b, b->sc.qkv, 0, qw + kvw, stride),
@@ -221,17 +221,17 @@ static void attention_block(struct build *b, uint32_t l)
 
 static void mlp_block(struct build *b, uint32_t l)
 {
-	const struct layout_shape *s = b->s;
+	const struct rbln_layout_shape *s = b->s;
 	const struct layout_layer_weights *lw = &b->w.layer[l];
 	uint32_t I = s->inter;
 	struct rbln_isa_operand h = rows(b, b->sc.h, s->hidden), xn = rows(b, b->sc.xn, s->hidden);
 	struct rbln_isa_operand act = rows(b, b->sc.act, I);
-	struct rbln_isa_operand wd = op(SLOT_WEIGHTS, lw->down, layout_packed_size(s->hidden, I, s->wdtype));
+	struct rbln_isa_operand wd = op(SLOT_WEIGHTS, lw->down, rbln_layout_packed_size(s->hidden, I, s->wdtype));
 
 	isa_encode_rmsnorm(&b->es, xn, h, op(SLOT_WEIGHTS, lw->post_norm, wbytes(b, s->hidden)),
 		     b->wdt, s->hidden, (float)b->cc->model.rms_norm_eps);
 	packed_matmul(b, rows(b, b->sc.gate_up, 2 * I), xn,
-		    op(SLOT_WEIGHTS, lw->gate_up, layout_packed_size(2 * I, s->hidden, s->wdtype)),
+		    op(SLOT_WEIGHTS, lw->gate_up, rbln_layout_packed_size(2 * I, s->hidden, s->wdtype)),
 		    b->wdt, s->hidden, 2 * I, false);
 	isa_encode_swiglu(&b->es, act, strided(b, b->sc.gate_up, 0, I, 2 * I),
 		    strided(b, b->sc.gate_up, I, I, 2 * I), I, 2 * I, 2 * I);
@@ -246,7 +246,7 @@ static void mlp_block(struct build *b, uint32_t l)
 /* Final norm, lm_head and ARGMAX of the one row per sequence that is sampled. */
 static void head(struct build *b)
 {
-	const struct layout_shape *s = b->s;
+	const struct rbln_layout_shape *s = b->s;
 	struct rbln_isa_operand sel = op(SLOT_SCRATCH, b->sc.sel, 4ull * b->B * s->hidden);
 	struct rbln_isa_operand logits = op(SLOT_IO, b->io.logits, 4ull * b->B * s->vocab);
 
@@ -257,14 +257,14 @@ static void head(struct build *b)
 		     b->wdt, s->hidden, (float)b->cc->model.rms_norm_eps);
 	packed_matmul(b, logits, sel,
 		    op(SLOT_WEIGHTS, b->w.lm_head,
-		       layout_packed_size(s->vocab, s->hidden, s->wdtype)),
+		       rbln_layout_packed_size(s->vocab, s->hidden, s->wdtype)),
 		    b->wdt, s->hidden, s->vocab, false);
 	isa_encode_argmax(&b->es, op(SLOT_IO, b->io.argmax_value, 4ull * b->B),
 		    io_ints(b, b->io.argmax_index, b->B), logits, s->vocab, s->vocab_first);
 }
 
-int program_build(const struct rbln_compiled_config *cc, const struct layout_shape *s,
-		  const struct layout_buffers *bufs, uint32_t tokens, uint32_t seqs,
+int rbln_program_build(const struct rbln_compiled_config *cc, const struct rbln_layout_shape *s,
+		  const struct rbln_layout_buffers *bufs, uint32_t tokens, uint32_t seqs,
 		  struct program_image *img, struct rbln_error *err)
 {
 	struct build b = { .cc = cc, .s = s, .T = tokens, .B = seqs };
@@ -274,17 +274,17 @@ int program_build(const struct rbln_compiled_config *cc, const struct layout_sha
 	int rc;
 
 	memset(img, 0, sizeof(*img));
-	if (layout_weights(s, &b.w))
+	if (rbln_layout_weights(s, &b.w))
 		return rbln_error_set(err, -ENOMEM, "out of memory");
-	layout_max_shape(cc, &max_t, &max_b);
-	layout_kv(cc, s, &b.kv);
-	layout_io(cc, s, tokens, seqs, &b.io);
-	layout_scratch(cc, s, tokens, seqs, &b.sc);
+	rbln_layout_max_shape(cc, &max_t, &max_b);
+	rbln_layout_kv(cc, s, &b.kv);
+	rbln_layout_io(cc, s, tokens, seqs, &b.io);
+	rbln_layout_scratch(cc, s, tokens, seqs, &b.sc);
 	/* Peers read our areas at the offsets they compute: always the largest shape's. */
-	layout_comm(s, max_t, &b.comm);
+	rbln_layout_comm(s, max_t, &b.comm);
 	b.wdt = isa_dtype_of(s->wdtype);
 	b.kvdt = isa_dtype_of(s->kvdtype);
-	program_rope_params(&cc->model.rope, &b.rope);
+	rbln_program_rope_params(&cc->model.rope, &b.rope);
 	/* Out of memory here is the stream's sticky error, reported below. */
 	isa_stream_init(&b.es, UINT64_MAX);
 
@@ -303,7 +303,7 @@ int program_build(const struct rbln_compiled_config *cc, const struct layout_sha
 			       strerror(-rc));
 		goto out;
 	}
-	rc = program_validate_stream(data, len, bufs->size, bufs->access, bufs->n_slots,
+	rc = rbln_program_validate_stream(data, len, bufs->size, bufs->access, bufs->n_slots,
 				     "compiled program", err);
 	if (rc)
 		goto out;
@@ -320,7 +320,7 @@ int program_build(const struct rbln_compiled_config *cc, const struct layout_sha
 	img->slots = calloc(bufs->n_slots, sizeof(*img->slots));
 	img->stream = malloc(len);
 	if (!img->slots || !img->stream) {
-		program_image_free(img);
+		rbln_program_image_free(img);
 		rc = rbln_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -331,6 +331,6 @@ int program_build(const struct rbln_compiled_config *cc, const struct layout_sha
 	memcpy(img->stream, data, len);
 out:
 	isa_stream_free(&b.es);
-	layout_weights_free(&b.w);
+	rbln_layout_weights_free(&b.w);
 	return rc;
 }

@@ -15,14 +15,14 @@
 
 /*
  * Builds the program of shape (tokens, seqs) for rank s->rank into img
- * (malloc'd; free with program_image_free()), checked with the device
+ * (malloc'd; free with rbln_program_image_free()), checked with the device
  * model's validator against the rank's buffers.
  */
-int program_build(const struct rbln_compiled_config *cc, const struct layout_shape *s,
-		  const struct layout_buffers *bufs, uint32_t tokens, uint32_t seqs,
+int rbln_program_build(const struct rbln_compiled_config *cc, const struct rbln_layout_shape *s,
+		  const struct rbln_layout_buffers *bufs, uint32_t tokens, uint32_t seqs,
 		  struct program_image *img, struct rbln_error *err);
 
 /* The device ROPE's parameters for a config.json RoPE (linear as llama3, see there). */
-void program_rope_params(const struct rbln_rope_config *r, struct isa_rope_params *p);
+void rbln_program_rope_params(const struct rbln_rope_config *r, struct isa_rope_params *p);
 
 #endif

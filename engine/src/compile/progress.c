@@ -22,7 +22,7 @@ static void draw(struct progress *p, bool force)
 	fflush(p->out);
 }
 
-void progress_init(struct progress *p, FILE *out, uint64_t total)
+void rbln_progress_init(struct progress *p, FILE *out, uint64_t total)
 {
 	memset(p, 0, sizeof(*p));
 	p->out = out;
@@ -30,7 +30,7 @@ void progress_init(struct progress *p, FILE *out, uint64_t total)
 	p->drawn = -1;
 }
 
-void progress_label(struct progress *p, const char *fmt, ...)
+void rbln_progress_label(struct progress *p, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -40,7 +40,7 @@ void progress_label(struct progress *p, const char *fmt, ...)
 	draw(p, true);
 }
 
-void progress_add(struct progress *p, uint64_t units)
+void rbln_progress_add(struct progress *p, uint64_t units)
 {
 	p->done += units;
 	if (p->done > p->total)
@@ -48,7 +48,7 @@ void progress_add(struct progress *p, uint64_t units)
 	draw(p, false);
 }
 
-void progress_end(struct progress *p)
+void rbln_progress_end(struct progress *p)
 {
 	if (!p->out)
 		return;

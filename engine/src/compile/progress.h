@@ -15,10 +15,10 @@ struct progress {
 	char what[64];
 };
 
-void progress_init(struct progress *p, FILE *out, uint64_t total);
-void progress_label(struct progress *p, const char *fmt, ...)
+void rbln_progress_init(struct progress *p, FILE *out, uint64_t total);
+void rbln_progress_label(struct progress *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void progress_add(struct progress *p, uint64_t units);
-void progress_end(struct progress *p);
+void rbln_progress_add(struct progress *p, uint64_t units);
+void rbln_progress_end(struct progress *p);
 
 #endif

@@ -65,7 +65,7 @@ static void dummy_shape(const struct rbln_llama_config *c, const char *name, int
 	}
 }
 
-int weight_source_get(const struct weight_source *src, const char *name,
+int rbln_weight_source_get(const struct weight_source *src, const char *name,
 		      struct weight_tensor *t, struct rbln_error *err)
 {
 	const struct rbln_tensor *ct;
@@ -90,7 +90,7 @@ int weight_source_get(const struct weight_source *src, const char *name,
 	return 0;
 }
 
-void weight_tensor_row(const struct weight_tensor *t, int64_t r, int64_t c0, int64_t n,
+void rbln_weight_tensor_row(const struct weight_tensor *t, int64_t r, int64_t c0, int64_t n,
 		       enum rbln_dtype dt, void *out)
 {
 	float buf[DUMMY_ROW_CHUNK];
@@ -100,7 +100,7 @@ void weight_tensor_row(const struct weight_tensor *t, int64_t r, int64_t c0, int
 	if (t->data) {
 		size_t es = rbln_dtype_size(t->dtype);
 
-		convert_elements(out, dt, t->data + ((uint64_t)r * t->cols + c0) * es, t->dtype,
+		rbln_convert_elements(out, dt, t->data + ((uint64_t)r * t->cols + c0) * es, t->dtype,
 				 (size_t)n);
 		return;
 	}
@@ -109,6 +109,6 @@ void weight_tensor_row(const struct weight_tensor *t, int64_t r, int64_t c0, int
 		for (j = 0; j < m; j++)
 			buf[j] = t->norm ? 1.0f :
 				 dummy_value(t->name_hash, (uint64_t)r * t->cols + c0 + i + j);
-		convert_from_f32(o + i * rbln_dtype_size(dt), dt, buf, (size_t)m);
+		rbln_convert_from_f32(o + i * rbln_dtype_size(dt), dt, buf, (size_t)m);
 	}
 }

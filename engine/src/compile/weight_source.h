@@ -34,11 +34,11 @@ struct weight_tensor {
  * Looks a tensor up by its checkpoint name ("model.layers.3.mlp.up_proj.weight");
  * lm_head.weight resolves to the embedding when the embeddings are tied.
  */
-int weight_source_get(const struct weight_source *src, const char *name,
+int rbln_weight_source_get(const struct weight_source *src, const char *name,
 		      struct weight_tensor *t, struct rbln_error *err);
 
 /* Row r, columns [c0, c0 + n), converted to dt, into out. */
-void weight_tensor_row(const struct weight_tensor *t, int64_t r, int64_t c0, int64_t n,
+void rbln_weight_tensor_row(const struct weight_tensor *t, int64_t r, int64_t c0, int64_t n,
 		       enum rbln_dtype dt, void *out);
 
 #endif

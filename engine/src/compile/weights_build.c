@@ -41,7 +41,7 @@ static void view_row(const void *ctx, int64_t r, enum rbln_dtype dt, void *out)
 
 	for (i = 0; i < m->nparts; i++) {
 		if (r < m->part[i].nrows) {
-			weight_tensor_row(&m->part[i].t, m->part[i].row0 + r, m->col0, m->k, dt,
+			rbln_weight_tensor_row(&m->part[i].t, m->part[i].row0 + r, m->col0, m->k, dt,
 					  out);
 			return;
 		}
@@ -49,7 +49,7 @@ static void view_row(const void *ctx, int64_t r, enum rbln_dtype dt, void *out)
 	}
 }
 
-int pack16(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, enum rbln_dtype dt,
+int rbln_pack16(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, enum rbln_dtype dt,
 	   unsigned char *dst)
 {
 	size_t es = rbln_dtype_size(dt), panel = (size_t)(RBLN_ISA_PACK_COLS * k) * es;
@@ -78,7 +78,7 @@ int pack16(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, enum rbln_
 }
 
 struct wbuild {
-	const struct layout_shape *s;
+	const struct rbln_layout_shape *s;
 	const struct weight_source *src;
 	unsigned char *map;
 	struct progress *pg;
@@ -90,16 +90,16 @@ static int get(struct wbuild *b, struct weight_tensor *t, const char *fmt, int l
 	char name[NAME_MAX_LEN];
 
 	snprintf(name, sizeof(name), fmt, layer);
-	return weight_source_get(b->src, name, t, b->err);
+	return rbln_weight_source_get(b->src, name, t, b->err);
 }
 
 static int put_packed(struct wbuild *b, struct matrix_view *m, int64_t n, uint64_t off)
 {
-	int rc = pack16(view_row, m, n, m->k, b->s->wdtype, b->map + off);
+	int rc = rbln_pack16(view_row, m, n, m->k, b->s->wdtype, b->map + off);
 
 	if (rc)
 		return rbln_error_set(b->err, rc, "out of memory");
-	progress_add(b->pg, layout_packed_size((uint32_t)n, (uint32_t)m->k, b->s->wdtype));
+	rbln_progress_add(b->pg, rbln_layout_packed_size((uint32_t)n, (uint32_t)m->k, b->s->wdtype));
 	return 0;
 }
 
@@ -110,8 +110,8 @@ static int put_norm(struct wbuild *b, const char *fmt, int layer, uint64_t off)
 
 	if (rc)
 		return rc;
-	weight_tensor_row(&t, 0, 0, b->s->hidden, b->s->wdtype, b->map + off);
-	progress_add(b->pg, (uint64_t)b->s->hidden * rbln_dtype_size(b->s->wdtype));
+	rbln_weight_tensor_row(&t, 0, 0, b->s->hidden, b->s->wdtype, b->map + off);
+	rbln_progress_add(b->pg, (uint64_t)b->s->hidden * rbln_dtype_size(b->s->wdtype));
 	return 0;
 }
 
@@ -148,7 +148,7 @@ static int put_layer(struct wbuild *b, const struct layout_layer_weights *lw, in
 		"model.layers.%d.mlp.up_proj.weight",
 	};
 	static const char *const down[] = { "model.layers.%d.mlp.down_proj.weight" };
-	const struct layout_shape *s = b->s;
+	const struct rbln_layout_shape *s = b->s;
 	int64_t hd = s->head_dim, H = s->hidden, qw = (int64_t)s->q_heads * hd;
 	int64_t kvw = (int64_t)s->kv_heads * hd, I = s->inter;
 	int64_t qkv_row0[] = { s->q_head_first * hd, s->kv_head_first * hd,
@@ -183,10 +183,10 @@ static int put_layer(struct wbuild *b, const struct layout_layer_weights *lw, in
 	return rc;
 }
 
-static int put_vocab(struct wbuild *b, const struct layout_weights *w)
+static int put_vocab(struct wbuild *b, const struct rbln_layout_weights *w)
 {
 	static const char *const lm[] = { "lm_head.weight" };
-	const struct layout_shape *s = b->s;
+	const struct rbln_layout_shape *s = b->s;
 	size_t row = (size_t)s->hidden * rbln_dtype_size(s->wdtype);
 	int64_t row0[] = { s->vocab_first }, nrows[] = { s->vocab };
 	struct weight_tensor emb;
@@ -198,9 +198,9 @@ static int put_vocab(struct wbuild *b, const struct layout_weights *w)
 	if (rc)
 		return rc;
 	for (r = 0; r < s->vocab; r++)
-		weight_tensor_row(&emb, s->vocab_first + r, 0, s->hidden, s->wdtype,
+		rbln_weight_tensor_row(&emb, s->vocab_first + r, 0, s->hidden, s->wdtype,
 				  b->map + w->embed + r * row);
-	progress_add(b->pg, (uint64_t)s->vocab * row);
+	rbln_progress_add(b->pg, (uint64_t)s->vocab * row);
 	rc = put_norm(b, "model.norm.weight", 0, w->final_norm);
 	if (!rc)
 		rc = view(b, &m, 0, 0, s->hidden, 1, lm, row0, nrows);
@@ -209,33 +209,33 @@ static int put_vocab(struct wbuild *b, const struct layout_weights *w)
 	return rc;
 }
 
-uint64_t weights_build_size(const struct layout_shape *s)
+uint64_t rbln_weights_build_size(const struct rbln_layout_shape *s)
 {
-	struct layout_weights w;
+	struct rbln_layout_weights w;
 	uint64_t size;
 
-	if (layout_weights(s, &w))
+	if (rbln_layout_weights(s, &w))
 		return 0;
 	size = w.size;
-	layout_weights_free(&w);
+	rbln_layout_weights_free(&w);
 	return size;
 }
 
-int weights_build(const struct rbln_compiled_config *cc, const struct layout_shape *s,
+int rbln_weights_build(const struct rbln_compiled_config *cc, const struct rbln_layout_shape *s,
 		  const struct weight_source *src, const char *path, struct progress *pg,
 		  struct rbln_error *err)
 {
 	struct wbuild b = { .s = s, .src = src, .pg = pg, .err = err };
 	struct weight_file_header hdr = { .version = RBLN_FILES_VERSION,
 					  .header_size = sizeof(hdr) };
-	struct layout_weights w;
+	struct rbln_layout_weights w;
 	uint32_t l;
 	int fd, rc;
 
-	if (layout_weights(s, &w))
+	if (rbln_layout_weights(s, &w))
 		return rbln_error_set(err, -ENOMEM, "out of memory");
 	/* The compile's fresh staging directory: exclusive, no-follow. */
-	fd = output_create(path, err);
+	fd = rbln_output_create(path, err);
 	if (fd < 0) {
 		rc = fd;
 		goto out_layout;
@@ -270,6 +270,6 @@ out_close:
 		rc = rbln_error_set(err, -errno, "%s: write failed: %s", path, strerror(errno));
 
 out_layout:
-	layout_weights_free(&w);
+	rbln_layout_weights_free(&w);
 	return rc;
 }

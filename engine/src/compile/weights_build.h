@@ -7,10 +7,10 @@
 #include "compile/weight_source.h"
 #include "program/layout.h"
 
-/* The bytes weights_build() writes for a rank (for the progress total). */
-uint64_t weights_build_size(const struct layout_shape *s);
+/* The bytes rbln_weights_build() writes for a rank (for the progress total). */
+uint64_t rbln_weights_build_size(const struct rbln_layout_shape *s);
 
-int weights_build(const struct rbln_compiled_config *cc, const struct layout_shape *s,
+int rbln_weights_build(const struct rbln_compiled_config *cc, const struct rbln_layout_shape *s,
 		  const struct weight_source *src, const char *path, struct progress *pg,
 		  struct rbln_error *err);
 
@@ -19,7 +19,7 @@ int weights_build(const struct rbln_compiled_config *cc, const struct layout_sha
  * packed 16-column layout of dtype dt (npu_pack_weights()).
  */
 typedef void (*pack_row_fn)(const void *ctx, int64_t r, enum rbln_dtype dt, void *out);
-int pack16(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, enum rbln_dtype dt,
+int rbln_pack16(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, enum rbln_dtype dt,
 	   unsigned char *dst);
 
 #endif

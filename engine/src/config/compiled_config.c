@@ -33,7 +33,7 @@ static const char *dtype_json(enum rbln_dtype dt)
 	}
 }
 
-int compiled_dtype_parse(const char *s, enum rbln_dtype *dt)
+int rbln_compiled_dtype_parse(const char *s, enum rbln_dtype *dt)
 {
 	if (!strcmp(s, "bfloat16") || !strcmp(s, "bf16"))
 		*dt = RBLN_TENSOR_BF16;
@@ -46,7 +46,7 @@ int compiled_dtype_parse(const char *s, enum rbln_dtype *dt)
 	return 0;
 }
 
-const char *compiled_dtype_name(enum rbln_dtype dt)
+const char *rbln_compiled_dtype_name(enum rbln_dtype dt)
 {
 	return dtype_json(dt);
 }
@@ -59,7 +59,7 @@ static int add(json_object *o, const char *key, json_object *v)
 	return 0;
 }
 
-int compiled_config_write(const char *dir, const struct rbln_compiled_config *cc,
+int rbln_compiled_config_write(const char *dir, const struct rbln_compiled_config *cc,
 			  struct rbln_error *err)
 {
 	json_object *o = json_object_new_object(), *list = json_object_new_array();
@@ -148,7 +148,7 @@ static int get_dtype(const struct rbln_json_scope *s, json_object *o, const char
 
 	if (rc < 0)
 		return rc;
-	if (compiled_dtype_parse(str, dt))
+	if (rbln_compiled_dtype_parse(str, dt))
 		return rbln_json_field_error(s, key, -EINVAL, "is \"%s\"; expected bfloat16, "
 					     "float16 or float32", str);
 	return 0;

@@ -6,12 +6,12 @@
 #include "rbln_compiled_config.h"
 
 /* Writes DIR/rbln_config.json atomically. */
-int compiled_config_write(const char *dir, const struct rbln_compiled_config *cc,
+int rbln_compiled_config_write(const char *dir, const struct rbln_compiled_config *cc,
 			  struct rbln_error *err);
 
 /* "bfloat16"/"bf16", "float16"/"fp16"/"f16", "float32"/"fp32"/"f32". */
-int compiled_dtype_parse(const char *s, enum rbln_dtype *dt);
+int rbln_compiled_dtype_parse(const char *s, enum rbln_dtype *dt);
 /* The torch spelling rbln_config.json uses. */
-const char *compiled_dtype_name(enum rbln_dtype dt);
+const char *rbln_compiled_dtype_name(enum rbln_dtype dt);
 
 #endif

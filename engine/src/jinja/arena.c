@@ -18,7 +18,7 @@ struct jarena_block {
 	_Alignas(ALIGN) unsigned char data[];
 };
 
-void *jarena_alloc(struct jarena *a, size_t n)
+void *rbln_jarena_alloc(struct jarena *a, size_t n)
 {
 	struct jarena_block *b = a->head;
 	size_t need = (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
@@ -46,9 +46,9 @@ void *jarena_alloc(struct jarena *a, size_t n)
 	return p;
 }
 
-char *jarena_strndup(struct jarena *a, const char *s, size_t n)
+char *rbln_jarena_strndup(struct jarena *a, const char *s, size_t n)
 {
-	char *p = jarena_alloc(a, n + 1);
+	char *p = rbln_jarena_alloc(a, n + 1);
 
 	if (p) {
 		memcpy(p, s, n);
@@ -57,7 +57,7 @@ char *jarena_strndup(struct jarena *a, const char *s, size_t n)
 	return p;
 }
 
-void jarena_free(struct jarena *a)
+void rbln_jarena_free(struct jarena *a)
 {
 	struct jarena_block *b = a->head;
 

@@ -45,41 +45,41 @@ void rbln_jinja_free(struct rbln_jinja_template *t)
 {
 	if (!t)
 		return;
-	jarena_free(&t->arena);
+	rbln_jarena_free(&t->arena);
 	free(t->name);
 	free(t);
 }
 
-struct jv jv_from_json(struct jctx *c, const struct json_object *o)
+struct jv rbln_jv_from_json(struct jctx *c, const struct json_object *o)
 {
 	struct jv v;
 	size_t i, n;
 
 	switch (json_object_get_type(o)) {
 	case json_type_null:
-		return jv_none();
+		return rbln_jv_none();
 	case json_type_boolean:
-		return jv_bool(json_object_get_boolean(o));
+		return rbln_jv_bool(json_object_get_boolean(o));
 	case json_type_int:
-		return jv_int(json_object_get_int64(o));
+		return rbln_jv_int(json_object_get_int64(o));
 	case json_type_double:
-		return jv_float(json_object_get_double(o));
+		return rbln_jv_float(json_object_get_double(o));
 	case json_type_string:
-		return jv_str(c, json_object_get_string((struct json_object *)o),
+		return rbln_jv_str(c, json_object_get_string((struct json_object *)o),
 			      (size_t)json_object_get_string_len(o));
 	case json_type_array:
 		n = json_object_array_length(o);
-		v = jv_list(c, n);
+		v = rbln_jv_list(c, n);
 		for (i = 0; i < n; i++)
-			jv_list_push(c, &v, jv_from_json(c, json_object_array_get_idx(o, i)));
+			rbln_jv_list_push(c, &v, rbln_jv_from_json(c, json_object_array_get_idx(o, i)));
 		return v;
 	case json_type_object:
-		v = jv_dict(c);
+		v = rbln_jv_dict(c);
 		json_object_object_foreach((struct json_object *)o, key, val)
-			jv_dict_set(c, v.u.d, jv_cstr(c, key), jv_from_json(c, val));
+			rbln_jv_dict_set(c, v.u.d, rbln_jv_cstr(c, key), rbln_jv_from_json(c, val));
 		return v;
 	}
-	return jv_none();
+	return rbln_jv_none();
 }
 
 static void release(struct jctx *c)
@@ -92,7 +92,7 @@ static void release(struct jctx *c)
 		pcre2_code_free(c->nonprint_re);
 	if (c->utf8_locale)
 		freelocale((locale_t)c->utf8_locale);
-	jarena_free(c->arena);
+	rbln_jarena_free(c->arena);
 }
 
 int rbln_jinja_render(const struct rbln_jinja_template *t, const struct json_object *vars,
@@ -123,16 +123,16 @@ int rbln_jinja_render(const struct rbln_jinja_template *t, const struct json_obj
 	if (setjmp(c->fail)) {
 		rc = err && err->code ? err->code : -EINVAL;
 	} else {
-		c->root = jalloc(c, sizeof(*c->root));
-		c->root->vars = jalloc(c, sizeof(*c->root->vars));
+		c->root = rbln_jalloc(c, sizeof(*c->root));
+		c->root->vars = rbln_jalloc(c, sizeof(*c->root->vars));
 		c->scope = c->root;
 		if (vars && json_object_is_type(vars, json_type_object)) {
 			json_object_object_foreach((struct json_object *)vars, key, val)
-				jv_dict_set(c, c->root->vars, jv_cstr(c, key), jv_from_json(c, val));
+				rbln_jv_dict_set(c, c->root->vars, rbln_jv_cstr(c, key), rbln_jv_from_json(c, val));
 		}
-		jinja_exec(c, &t->body);
+		rbln_jinja_exec(c, &t->body);
 		if (rbln_strbuf_reserve(sb, 0))
-			jinja_fail(c, 0, "out of memory");
+			rbln_jinja_fail(c, 0, "out of memory");
 	}
 	release(c);
 	if (!rc) {

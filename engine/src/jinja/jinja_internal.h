@@ -25,9 +25,9 @@ struct jarena {
 };
 
 /* Returns zeroed memory or NULL. */
-void *jarena_alloc(struct jarena *a, size_t n);
-char *jarena_strndup(struct jarena *a, const char *s, size_t n);
-void jarena_free(struct jarena *a);
+void *rbln_jarena_alloc(struct jarena *a, size_t n);
+char *rbln_jarena_strndup(struct jarena *a, const char *s, size_t n);
+void rbln_jarena_free(struct jarena *a);
 
 /* ---- values ---- */
 
@@ -222,15 +222,15 @@ struct jtemp {
 
 /*
  * A scratch buffer that a failed render frees (a plain local buffer would
- * leak when an error unwinds past it): jinja_temp_str() turns it into a
- * string value and frees it, jinja_temp_free() just frees it.
+ * leak when an error unwinds past it): rbln_jinja_temp_str() turns it into a
+ * string value and frees it, rbln_jinja_temp_free() just frees it.
  */
-struct rbln_strbuf *jinja_temp_buf(struct jctx *c);
-struct jv jinja_temp_str(struct jctx *c, struct rbln_strbuf *sb);
-void jinja_temp_free(struct jctx *c, struct rbln_strbuf *sb);
+struct rbln_strbuf *rbln_jinja_temp_buf(struct jctx *c);
+struct jv rbln_jinja_temp_str(struct jctx *c, struct rbln_strbuf *sb);
+void rbln_jinja_temp_free(struct jctx *c, struct rbln_strbuf *sb);
 
 /* Runs body with output captured; returns the text as a string value. */
-struct jv jinja_capture(struct jctx *c, const struct jnodes *body);
+struct jv rbln_jinja_capture(struct jctx *c, const struct jnodes *body);
 
 /* ---- entry points between the files ---- */
 
@@ -240,100 +240,100 @@ int rbln_jinja_parse(struct jtokens *toks, const char *name, struct jarena *a,
 		     struct jnodes *body, struct rbln_error *err);
 
 /* Renders a statement list. */
-void jinja_exec(struct jctx *c, const struct jnodes *body);
-struct jv jinja_eval(struct jctx *c, const struct jnode *n);
+void rbln_jinja_exec(struct jctx *c, const struct jnodes *body);
+struct jv rbln_jinja_eval(struct jctx *c, const struct jnode *n);
 /*
  * What iterating @v yields, as a list: a list itself, a dict's keys, a
  * string's characters, nothing for Undefined; anything else fails at @line.
  */
-struct jv jinja_iterable_items(struct jctx *c, const struct jv *v, int line);
+struct jv rbln_jinja_iterable_items(struct jctx *c, const struct jv *v, int line);
 
 /*
  * Counts work against the render's step budget: one step per evaluated
  * node, plus what filters, list and dict operations do per element.
  */
-void jinja_charge(struct jctx *c, uint64_t steps);
+void rbln_jinja_charge(struct jctx *c, uint64_t steps);
 /* One level of recursion (evaluation, or printing a nested value); bounded. */
-void jinja_nest_enter(struct jctx *c, int line);
-void jinja_nest_leave(struct jctx *c);
+void rbln_jinja_nest_enter(struct jctx *c, int line);
+void rbln_jinja_nest_leave(struct jctx *c);
 
 /* Raises a render error (longjmp); never returns. */
-_Noreturn void jinja_fail(struct jctx *c, int line, const char *fmt, ...)
+_Noreturn void rbln_jinja_fail(struct jctx *c, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* values */
-struct jv jv_undefined(const char *name);
-struct jv jv_none(void);
-struct jv jv_bool(bool b);
-struct jv jv_int(int64_t i);
-struct jv jv_float(double f);
-struct jv jv_str(struct jctx *c, const char *s, size_t n);
-struct jv jv_cstr(struct jctx *c, const char *s);
-struct jv jv_list(struct jctx *c, size_t cap);
-struct jv jv_dict(struct jctx *c);
-struct jv jv_func(struct jctx *c, const char *name, jfunc_fn fn, const struct jv *self,
+struct jv rbln_jv_undefined(const char *name);
+struct jv rbln_jv_none(void);
+struct jv rbln_jv_bool(bool b);
+struct jv rbln_jv_int(int64_t i);
+struct jv rbln_jv_float(double f);
+struct jv rbln_jv_str(struct jctx *c, const char *s, size_t n);
+struct jv rbln_jv_cstr(struct jctx *c, const char *s);
+struct jv rbln_jv_list(struct jctx *c, size_t cap);
+struct jv rbln_jv_dict(struct jctx *c);
+struct jv rbln_jv_func(struct jctx *c, const char *name, jfunc_fn fn, const struct jv *self,
 		  const void *data);
-void jv_list_push(struct jctx *c, struct jv *list, struct jv item);
+void rbln_jv_list_push(struct jctx *c, struct jv *list, struct jv item);
 /* Sets key (replacing an equal key); the dict keeps insertion order. */
-void jv_dict_set(struct jctx *c, struct jdict *d, struct jv key, struct jv val);
+void rbln_jv_dict_set(struct jctx *c, struct jdict *d, struct jv key, struct jv val);
 /* Returns NULL when absent. */
-struct jv *jv_dict_get(const struct jdict *d, struct jv key);
-struct jv *jv_dict_get_str(const struct jdict *d, const char *key);
+struct jv *rbln_jv_dict_get(const struct jdict *d, struct jv key);
+struct jv *rbln_jv_dict_get_str(const struct jdict *d, const char *key);
 
-bool jv_truthy(const struct jv *v);
-bool jv_equal(const struct jv *a, const struct jv *b);
+bool rbln_jv_truthy(const struct jv *v);
+bool rbln_jv_equal(const struct jv *a, const struct jv *b);
 /* Python ordering; fails with a TypeError message on mixed types. */
-int jv_compare(struct jctx *c, int line, const struct jv *a, const struct jv *b);
-const char *jv_type_name(const struct jv *v);
-bool jv_is_number(const struct jv *v);
-double jv_as_double(const struct jv *v);
+int rbln_jv_compare(struct jctx *c, int line, const struct jv *a, const struct jv *b);
+const char *rbln_jv_type_name(const struct jv *v);
+bool rbln_jv_is_number(const struct jv *v);
+double rbln_jv_as_double(const struct jv *v);
 
 /* Python str() and repr(); append to sb. */
-void jv_to_str(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v);
-void jv_repr(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v);
-struct jv jv_stringify(struct jctx *c, const struct jv *v);
+void rbln_jv_to_str(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v);
+void rbln_jv_repr(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v);
+struct jv rbln_jv_stringify(struct jctx *c, const struct jv *v);
 /* Python's repr() of a float. */
-void jv_format_float(char *buf, size_t len, double f);
+void rbln_jv_format_float(char *buf, size_t len, double f);
 /* json.dumps(v, ensure_ascii, indent (<0: none), separators, sort_keys). */
-void jv_to_json(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v, bool ensure_ascii,
+void rbln_jv_to_json(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v, bool ensure_ascii,
 		int indent, const char *item_sep, const char *key_sep, bool sort_keys, int line);
 /* json-c -> value. */
-struct jv jv_from_json(struct jctx *c, const struct json_object *o);
+struct jv rbln_jv_from_json(struct jctx *c, const struct json_object *o);
 
 /* Appending that fails the render on out-of-memory. */
-void jout(struct jctx *c, struct rbln_strbuf *sb, const void *p, size_t n);
-void *jalloc(struct jctx *c, size_t n);
+void rbln_jout(struct jctx *c, struct rbln_strbuf *sb, const void *p, size_t n);
+void *rbln_jalloc(struct jctx *c, size_t n);
 
 /* Filters, tests, methods and globals (by name). */
 typedef struct jv (*jfilter_fn)(struct jctx *c, struct jv *v, struct jcall *call);
 typedef bool (*jtest_fn)(struct jctx *c, struct jv *v, struct jcall *call);
-jfilter_fn jinja_find_filter(const char *name);
-jtest_fn jinja_find_test(const char *name);
-struct jv jinja_method(struct jctx *c, const struct jv *obj, const char *name);
-struct jv jinja_global(struct jctx *c, const char *name);
+jfilter_fn rbln_jinja_find_filter(const char *name);
+jtest_fn rbln_jinja_find_test(const char *name);
+struct jv rbln_jinja_method(struct jctx *c, const struct jv *obj, const char *name);
+struct jv rbln_jinja_global(struct jctx *c, const char *name);
 /* Applies a filter/test by name at run time (map, select...). */
-struct jv jinja_apply_filter(struct jctx *c, const char *name, struct jv *v, struct jcall *call);
-bool jinja_apply_test(struct jctx *c, const char *name, struct jv *v, struct jcall *call);
+struct jv rbln_jinja_apply_filter(struct jctx *c, const char *name, struct jv *v, struct jcall *call);
+bool rbln_jinja_apply_test(struct jctx *c, const char *name, struct jv *v, struct jcall *call);
 /* Operators with Python semantics (ops.c). */
-struct jv jinja_binop(struct jctx *c, int op, const struct jv *a, const struct jv *b, int line);
-bool jinja_contains(struct jctx *c, const struct jv *container, const struct jv *item, int line);
+struct jv rbln_jinja_binop(struct jctx *c, int op, const struct jv *a, const struct jv *b, int line);
+bool rbln_jinja_contains(struct jctx *c, const struct jv *container, const struct jv *item, int line);
 /* Calls a callable value. */
-struct jv jinja_call_value(struct jctx *c, const struct jv *fn, struct jcall *call);
+struct jv rbln_jinja_call_value(struct jctx *c, const struct jv *fn, struct jcall *call);
 
 /* Argument helpers: the i-th positional or the keyword `name`, or NULL. */
-struct jv *jcall_arg(struct jcall *call, size_t i, const char *name);
-void jcall_check(struct jctx *c, struct jcall *call, const char *fname, size_t max_pos,
+struct jv *rbln_jcall_arg(struct jcall *call, size_t i, const char *name);
+void rbln_jcall_check(struct jctx *c, struct jcall *call, const char *fname, size_t max_pos,
 		 const char *const *kw_allowed);
 
 /* Python string helpers shared by filters and methods. */
-bool jinja_is_space_at(const char *s, size_t n, size_t i, size_t *adv);
-struct jv jinja_strip(struct jctx *c, const struct jv *s, const struct jv *chars, bool left,
+bool rbln_jinja_is_space_at(const char *s, size_t n, size_t i, size_t *adv);
+struct jv rbln_jinja_strip(struct jctx *c, const struct jv *s, const struct jv *chars, bool left,
 		      bool right);
 enum jcase { JCASE_LOWER, JCASE_UPPER, JCASE_TITLE, JCASE_CAPITALIZE, JCASE_JINJA_TITLE };
-struct jv jinja_case(struct jctx *c, const struct jv *s, enum jcase mode);
+struct jv rbln_jinja_case(struct jctx *c, const struct jv *s, enum jcase mode);
 /* Python's str.splitlines() boundaries; returns a list of strings. */
-struct jv jinja_splitlines(struct jctx *c, const struct jv *s);
+struct jv rbln_jinja_splitlines(struct jctx *c, const struct jv *s);
 /* The character at s[i] and its length; invalid bytes count as one. */
-uint32_t jinja_char_at(const char *s, size_t n, size_t i, size_t *adv);
+uint32_t rbln_jinja_char_at(const char *s, size_t n, size_t i, size_t *adv);
 
 #endif

@@ -52,7 +52,7 @@ static struct jtok *push(struct lexer *lx, enum jtok_kind kind, int line)
 
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct jtok *v = jarena_alloc(lx->a, cap * sizeof(*v));
+		struct jtok *v = rbln_jarena_alloc(lx->a, cap * sizeof(*v));
 
 		if (!v)
 			return NULL;
@@ -119,7 +119,7 @@ static int emit_data(struct lexer *lx, const char *text, size_t len, int line)
 	if (!len)
 		return 0;
 	t = push(lx, JT_DATA, line);
-	if (!t || !(t->text = jarena_strndup(lx->a, text, len)))
+	if (!t || !(t->text = rbln_jarena_strndup(lx->a, text, len)))
 		return rbln_error_set(lx->err, -ENOMEM, "out of memory");
 	t->len = len;
 	return 0;
@@ -245,7 +245,7 @@ static int lex_string(struct lexer *lx, size_t *pos)
 	if (!rc && i >= lx->n)
 		rc = lex_error(lx, start_line, "unterminated string literal");
 	t = rc ? NULL : push(lx, JT_STRING, start_line);
-	if (!rc && (!t || !(t->text = jarena_strndup(lx->a, sb.data ? sb.data : "", sb.len))))
+	if (!rc && (!t || !(t->text = rbln_jarena_strndup(lx->a, sb.data ? sb.data : "", sb.len))))
 		rc = rbln_error_set(lx->err, -ENOMEM, "out of memory");
 	if (!rc)
 		t->len = sb.len;
@@ -396,7 +396,7 @@ static int lex_tag(struct lexer *lx, size_t *pos, bool block, int open_line)
 			while (j < lx->n && name_char(lx->s[j]))
 				j++;
 			t = push(lx, JT_NAME, lx->line);
-			if (!t || !(t->text = jarena_strndup(lx->a, lx->s + i, j - i)))
+			if (!t || !(t->text = rbln_jarena_strndup(lx->a, lx->s + i, j - i)))
 				return rbln_error_set(lx->err, -ENOMEM, "out of memory");
 			t->len = j - i;
 			i = j;
@@ -492,7 +492,7 @@ static int lex_raw(struct lexer *lx, size_t *pos, int open_line)
 /* Newlines normalized to \n, one trailing newline removed. */
 static char *normalize_source(struct jarena *a, const char *src, size_t len, size_t *out_len)
 {
-	char *dst = jarena_alloc(a, len + 1);
+	char *dst = rbln_jarena_alloc(a, len + 1);
 	size_t i, o = 0;
 
 	if (!dst)

@@ -22,8 +22,8 @@ static struct jv m_strip_common(struct jctx *c, const struct jfunc *f, struct jc
 {
 	struct jv s = str_self(f);
 
-	jcall_check(c, call, f->name, 1, no_kw);
-	return jinja_strip(c, &s, call->nargs ? &call->args[0] : NULL, left, right);
+	rbln_jcall_check(c, call, f->name, 1, no_kw);
+	return rbln_jinja_strip(c, &s, call->nargs ? &call->args[0] : NULL, left, right);
 }
 
 static struct jv m_strip(struct jctx *c, const struct jfunc *f, struct jcall *call)
@@ -46,8 +46,8 @@ static struct jv m_case(struct jctx *c, const struct jfunc *f, struct jcall *cal
 {
 	struct jv s = str_self(f);
 
-	jcall_check(c, call, f->name, 0, no_kw);
-	return jinja_case(c, &s, mode);
+	rbln_jcall_check(c, call, f->name, 0, no_kw);
+	return rbln_jinja_case(c, &s, mode);
 }
 
 static struct jv m_upper(struct jctx *c, const struct jfunc *f, struct jcall *call)
@@ -75,21 +75,21 @@ static struct jv m_split(struct jctx *c, const struct jfunc *f, struct jcall *ca
 {
 	static const char *const kw[] = { "sep", "maxsplit", NULL };
 	const struct jstr *s = f->self->u.s;
-	struct jv *sep = jcall_arg(call, 0, "sep"), *maxv = jcall_arg(call, 1, "maxsplit");
+	struct jv *sep = rbln_jcall_arg(call, 0, "sep"), *maxv = rbln_jcall_arg(call, 1, "maxsplit");
 	int64_t max = maxv && maxv->kind == JV_INT ? maxv->u.i : -1;
-	struct jv r = jv_list(c, 0);
+	struct jv r = rbln_jv_list(c, 0);
 	size_t i = 0, adv;
 
-	jcall_check(c, call, f->name, 2, kw);
+	rbln_jcall_check(c, call, f->name, 2, kw);
 	if (sep && sep->kind != JV_NONE) {
 		if (sep->kind != JV_STR || !sep->u.s->len)
-			jinja_fail(c, call->line, "split(): separator must be a non-empty string");
+			rbln_jinja_fail(c, call->line, "split(): separator must be a non-empty string");
 		for (;;) {
 			const char *hit = max != 0 ? memmem(s->data + i, s->len - i, sep->u.s->data,
 							    sep->u.s->len) : NULL;
 			size_t at = hit ? (size_t)(hit - s->data) : s->len;
 
-			jv_list_push(c, &r, jv_str(c, s->data + i, at - i));
+			rbln_jv_list_push(c, &r, rbln_jv_str(c, s->data + i, at - i));
 			if (!hit)
 				return r;
 			i = at + sep->u.s->len;
@@ -100,20 +100,20 @@ static struct jv m_split(struct jctx *c, const struct jfunc *f, struct jcall *ca
 	for (;;) {
 		size_t start;
 
-		while (i < s->len && jinja_is_space_at(s->data, s->len, i, &adv))
+		while (i < s->len && rbln_jinja_is_space_at(s->data, s->len, i, &adv))
 			i += adv;
 		if (i >= s->len)
 			return r;
 		start = i;
 		if (max == 0) {
-			struct jv rest = jv_str(c, s->data + start, s->len - start);
+			struct jv rest = rbln_jv_str(c, s->data + start, s->len - start);
 
-			jv_list_push(c, &r, jinja_strip(c, &rest, NULL, false, true));
+			rbln_jv_list_push(c, &r, rbln_jinja_strip(c, &rest, NULL, false, true));
 			return r;
 		}
-		while (i < s->len && !jinja_is_space_at(s->data, s->len, i, &adv))
+		while (i < s->len && !rbln_jinja_is_space_at(s->data, s->len, i, &adv))
 			i += adv;
-		jv_list_push(c, &r, jv_str(c, s->data + start, i - start));
+		rbln_jv_list_push(c, &r, rbln_jv_str(c, s->data + start, i - start));
 		max--;
 	}
 }
@@ -131,19 +131,19 @@ static struct jv m_affix(struct jctx *c, const struct jfunc *f, struct jcall *ca
 	struct jv *a;
 	size_t i;
 
-	jcall_check(c, call, f->name, 1, no_kw);
-	a = jcall_arg(call, 0, NULL);
+	rbln_jcall_check(c, call, f->name, 1, no_kw);
+	a = rbln_jcall_arg(call, 0, NULL);
 	if (!a)
-		jinja_fail(c, call->line, "%s() takes one argument", f->name);
+		rbln_jinja_fail(c, call->line, "%s() takes one argument", f->name);
 	if (a->kind == JV_LIST) {	/* a tuple of alternatives */
 		for (i = 0; i < a->u.l->n; i++)
 			if (affix_match(f->self->u.s, &a->u.l->items[i], prefix))
-				return jv_bool(true);
-		return jv_bool(false);
+				return rbln_jv_bool(true);
+		return rbln_jv_bool(false);
 	}
 	if (a->kind != JV_STR)
-		jinja_fail(c, call->line, "%s() argument must be str or a tuple of str", f->name);
-	return jv_bool(affix_match(f->self->u.s, a, prefix));
+		rbln_jinja_fail(c, call->line, "%s() argument must be str or a tuple of str", f->name);
+	return rbln_jv_bool(affix_match(f->self->u.s, a, prefix));
 }
 
 static struct jv m_startswith(struct jctx *c, const struct jfunc *f, struct jcall *call)
@@ -160,7 +160,7 @@ static struct jv m_replace(struct jctx *c, const struct jfunc *f, struct jcall *
 {
 	struct jv s = str_self(f);
 
-	return jinja_apply_filter(c, "replace", &s, call);
+	return rbln_jinja_apply_filter(c, "replace", &s, call);
 }
 
 static struct jv m_find_count(struct jctx *c, const struct jfunc *f, struct jcall *call,
@@ -171,21 +171,21 @@ static struct jv m_find_count(struct jctx *c, const struct jfunc *f, struct jcal
 	size_t i = 0;
 	int64_t n = 0;
 
-	jcall_check(c, call, f->name, 1, no_kw);
-	sub = jcall_arg(call, 0, NULL);
+	rbln_jcall_check(c, call, f->name, 1, no_kw);
+	sub = rbln_jcall_arg(call, 0, NULL);
 	if (!sub || sub->kind != JV_STR)
-		jinja_fail(c, call->line, "%s() needs a string argument", f->name);
+		rbln_jinja_fail(c, call->line, "%s() needs a string argument", f->name);
 	for (;;) {
 		const char *hit = memmem(s->data + i, s->len - i, sub->u.s->data, sub->u.s->len);
 
 		if (!hit)
-			return count ? jv_int(n) : jv_int(-1);
+			return count ? rbln_jv_int(n) : rbln_jv_int(-1);
 		if (!count)	/* Python reports a character index */
-			return jv_int((int64_t)rbln_utf8_count(s->data, (size_t)(hit - s->data)));
+			return rbln_jv_int((int64_t)rbln_utf8_count(s->data, (size_t)(hit - s->data)));
 		n++;
 		i = (size_t)(hit - s->data) + (sub->u.s->len ? sub->u.s->len : 1);
 		if (i > s->len)
-			return jv_int(n);
+			return rbln_jv_int(n);
 	}
 }
 
@@ -204,21 +204,21 @@ static struct jv m_join(struct jctx *c, const struct jfunc *f, struct jcall *cal
 	struct jcall j = *call;
 	struct jv sep = str_self(f), *items;
 
-	jcall_check(c, call, f->name, 1, no_kw);
-	items = jcall_arg(call, 0, NULL);
+	rbln_jcall_check(c, call, f->name, 1, no_kw);
+	items = rbln_jcall_arg(call, 0, NULL);
 	if (!items)
-		jinja_fail(c, call->line, "join() takes one argument");
+		rbln_jinja_fail(c, call->line, "join() takes one argument");
 	j.args = &sep;
 	j.nargs = 1;
-	return jinja_apply_filter(c, "join", items, &j);
+	return rbln_jinja_apply_filter(c, "join", items, &j);
 }
 
 static struct jv m_splitlines(struct jctx *c, const struct jfunc *f, struct jcall *call)
 {
 	struct jv s = str_self(f);
 
-	jcall_check(c, call, f->name, 0, no_kw);
-	return jinja_splitlines(c, &s);
+	rbln_jcall_check(c, call, f->name, 0, no_kw);
+	return rbln_jinja_splitlines(c, &s);
 }
 
 static struct jv m_isspace(struct jctx *c, const struct jfunc *f, struct jcall *call)
@@ -226,10 +226,10 @@ static struct jv m_isspace(struct jctx *c, const struct jfunc *f, struct jcall *
 	const struct jstr *s = f->self->u.s;
 	size_t i = 0, adv;
 
-	jcall_check(c, call, f->name, 0, no_kw);
-	while (i < s->len && jinja_is_space_at(s->data, s->len, i, &adv))
+	rbln_jcall_check(c, call, f->name, 0, no_kw);
+	while (i < s->len && rbln_jinja_is_space_at(s->data, s->len, i, &adv))
 		i += adv;
-	return jv_bool(s->len && i == s->len);
+	return rbln_jv_bool(s->len && i == s->len);
 }
 
 static struct jv m_isdigit(struct jctx *c, const struct jfunc *f, struct jcall *call)
@@ -237,11 +237,11 @@ static struct jv m_isdigit(struct jctx *c, const struct jfunc *f, struct jcall *
 	const struct jstr *s = f->self->u.s;
 	size_t i;
 
-	jcall_check(c, call, f->name, 0, no_kw);
+	rbln_jcall_check(c, call, f->name, 0, no_kw);
 	for (i = 0; i < s->len; i++)
 		if (s->data[i] < '0' || s->data[i] > '9')
-			return jv_bool(false);
-	return jv_bool(s->len > 0);
+			return rbln_jv_bool(false);
+	return rbln_jv_bool(s->len > 0);
 }
 
 /* ---- dict ---- */
@@ -250,19 +250,19 @@ static struct jv m_items(struct jctx *c, const struct jfunc *f, struct jcall *ca
 {
 	struct jv d = *f->self;
 
-	return jinja_apply_filter(c, "items", &d, call);
+	return rbln_jinja_apply_filter(c, "items", &d, call);
 }
 
 static struct jv m_keys_values(struct jctx *c, const struct jfunc *f, struct jcall *call,
 			       bool keys)
 {
 	const struct jdict *d = f->self->u.d;
-	struct jv r = jv_list(c, d->n);
+	struct jv r = rbln_jv_list(c, d->n);
 	size_t i;
 
-	jcall_check(c, call, f->name, 0, no_kw);
+	rbln_jcall_check(c, call, f->name, 0, no_kw);
 	for (i = 0; i < d->n; i++)
-		jv_list_push(c, &r, keys ? d->keys[i] : d->vals[i]);
+		rbln_jv_list_push(c, &r, keys ? d->keys[i] : d->vals[i]);
 	return r;
 }
 
@@ -280,14 +280,14 @@ static struct jv m_get(struct jctx *c, const struct jfunc *f, struct jcall *call
 {
 	struct jv *key, *found;
 
-	jcall_check(c, call, f->name, 2, no_kw);
-	key = jcall_arg(call, 0, NULL);
+	rbln_jcall_check(c, call, f->name, 2, no_kw);
+	key = rbln_jcall_arg(call, 0, NULL);
 	if (!key)
-		jinja_fail(c, call->line, "get() needs a key");
-	found = jv_dict_get(f->self->u.d, *key);
+		rbln_jinja_fail(c, call->line, "get() needs a key");
+	found = rbln_jv_dict_get(f->self->u.d, *key);
 	if (found)
 		return *found;
-	return call->nargs > 1 ? call->args[1] : jv_none();
+	return call->nargs > 1 ? call->args[1] : rbln_jv_none();
 }
 
 static const struct method {
@@ -319,12 +319,12 @@ static const struct method {
 	{ JV_DICT, "get", "dict.get", m_get },
 };
 
-struct jv jinja_method(struct jctx *c, const struct jv *obj, const char *name)
+struct jv rbln_jinja_method(struct jctx *c, const struct jv *obj, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
 		if (methods[i].kind == obj->kind && !strcmp(methods[i].name, name))
-			return jv_func(c, methods[i].qualified, methods[i].fn, obj, NULL);
-	return jv_undefined(name);
+			return rbln_jv_func(c, methods[i].qualified, methods[i].fn, obj, NULL);
+	return rbln_jv_undefined(name);
 }

@@ -25,11 +25,11 @@ static _Noreturn void type_error(struct jctx *c, int line, int op, const struct 
 	if (a->kind == JV_UNDEFINED || b->kind == JV_UNDEFINED) {
 		const struct jv *u = a->kind == JV_UNDEFINED ? a : b;
 
-		jinja_fail(c, line, "'%s' is undefined (operand of '%s')",
+		rbln_jinja_fail(c, line, "'%s' is undefined (operand of '%s')",
 			   u->undef_name ? u->undef_name : "value", op_name(op));
 	}
-	jinja_fail(c, line, "unsupported operand type(s) for %s: '%s' and '%s'", op_name(op),
-		   jv_type_name(a), jv_type_name(b));
+	rbln_jinja_fail(c, line, "unsupported operand type(s) for %s: '%s' and '%s'", op_name(op),
+		   rbln_jv_type_name(a), rbln_jv_type_name(b));
 }
 
 static int64_t as_int(const struct jv *v)
@@ -46,22 +46,22 @@ static struct jv repeat(struct jctx *c, const struct jv *seq, int64_t times, int
 	if (times < 0)
 		times = 0;
 	if (seq->kind == JV_STR) {
-		struct rbln_strbuf *sb = jinja_temp_buf(c);
+		struct rbln_strbuf *sb = rbln_jinja_temp_buf(c);
 
 		if ((uint64_t)times * seq->u.s->len > (64u << 20))
-			jinja_fail(c, line, "string repetition too large");
+			rbln_jinja_fail(c, line, "string repetition too large");
 		for (k = 0; k < times; k++)
-			jout(c, sb, seq->u.s->data, seq->u.s->len);
-		r = jinja_temp_str(c, sb);
+			rbln_jout(c, sb, seq->u.s->data, seq->u.s->len);
+		r = rbln_jinja_temp_str(c, sb);
 		return r;
 	}
 	if ((uint64_t)times * seq->u.l->n > (1u << 20))
-		jinja_fail(c, line, "list repetition too large");
-	r = jv_list(c, 0);
+		rbln_jinja_fail(c, line, "list repetition too large");
+	r = rbln_jv_list(c, 0);
 	r.u.l->tuple = seq->u.l->tuple;
 	for (k = 0; k < times; k++)
 		for (i = 0; i < seq->u.l->n; i++)
-			jv_list_push(c, &r, seq->u.l->items[i]);
+			rbln_jv_list_push(c, &r, seq->u.l->items[i]);
 	return r;
 }
 
@@ -71,19 +71,19 @@ static struct jv concat(struct jctx *c, const struct jv *a, const struct jv *b)
 	size_t i;
 
 	if (a->kind == JV_STR) {
-		struct jstr *s = jalloc(c, sizeof(*s) + a->u.s->len + b->u.s->len + 1);
+		struct jstr *s = rbln_jalloc(c, sizeof(*s) + a->u.s->len + b->u.s->len + 1);
 
 		s->len = a->u.s->len + b->u.s->len;
 		memcpy(s->data, a->u.s->data, a->u.s->len);
 		memcpy(s->data + a->u.s->len, b->u.s->data, b->u.s->len);
 		return (struct jv){ .kind = JV_STR, .u.s = s };
 	}
-	r = jv_list(c, a->u.l->n + b->u.l->n);
+	r = rbln_jv_list(c, a->u.l->n + b->u.l->n);
 	r.u.l->tuple = a->u.l->tuple;
 	for (i = 0; i < a->u.l->n; i++)
-		jv_list_push(c, &r, a->u.l->items[i]);
+		rbln_jv_list_push(c, &r, a->u.l->items[i]);
 	for (i = 0; i < b->u.l->n; i++)
-		jv_list_push(c, &r, b->u.l->items[i]);
+		rbln_jv_list_push(c, &r, b->u.l->items[i]);
 	return r;
 }
 
@@ -95,25 +95,25 @@ static struct jv int_op(struct jctx *c, int op, int64_t x, int64_t y, int line)
 	case '+':
 		if (__builtin_add_overflow(x, y, &r))
 			break;
-		return jv_int(r);
+		return rbln_jv_int(r);
 	case '-':
 		if (__builtin_sub_overflow(x, y, &r))
 			break;
-		return jv_int(r);
+		return rbln_jv_int(r);
 	case '*':
 		if (__builtin_mul_overflow(x, y, &r))
 			break;
-		return jv_int(r);
+		return rbln_jv_int(r);
 	case '/':
 		if (!y)
-			jinja_fail(c, line, "division by zero");
-		return jv_float((double)x / (double)y);
+			rbln_jinja_fail(c, line, "division by zero");
+		return rbln_jv_float((double)x / (double)y);
 	case JOP_FLOORDIV:
 	case '%': {
 		int64_t q, m;
 
 		if (!y)
-			jinja_fail(c, line, "integer division or modulo by zero");
+			rbln_jinja_fail(c, line, "integer division or modulo by zero");
 		if (x == INT64_MIN && y == -1)
 			break;
 		/* Python rounds the quotient down; the remainder takes y's sign. */
@@ -123,58 +123,58 @@ static struct jv int_op(struct jctx *c, int op, int64_t x, int64_t y, int line)
 			q--;
 			m += y;
 		}
-		return jv_int(op == '%' ? m : q);
+		return rbln_jv_int(op == '%' ? m : q);
 	}
 	case JOP_POW:
 		if (y < 0)
-			return jv_float(pow((double)x, (double)y));
+			return rbln_jv_float(pow((double)x, (double)y));
 		r = 1;
 		while (y--)
 			if (__builtin_mul_overflow(r, x, &r))
-				jinja_fail(c, line, "integer overflow in '**'");
-		return jv_int(r);
+				rbln_jinja_fail(c, line, "integer overflow in '**'");
+		return rbln_jv_int(r);
 	}
-	jinja_fail(c, line, "integer overflow in '%s'", op_name(op));
+	rbln_jinja_fail(c, line, "integer overflow in '%s'", op_name(op));
 }
 
 static struct jv float_op(struct jctx *c, int op, double x, double y, int line)
 {
 	switch (op) {
-	case '+': return jv_float(x + y);
-	case '-': return jv_float(x - y);
-	case '*': return jv_float(x * y);
+	case '+': return rbln_jv_float(x + y);
+	case '-': return rbln_jv_float(x - y);
+	case '*': return rbln_jv_float(x * y);
 	case '/':
 		if (y == 0.0)
-			jinja_fail(c, line, "float division by zero");
-		return jv_float(x / y);
+			rbln_jinja_fail(c, line, "float division by zero");
+		return rbln_jv_float(x / y);
 	case JOP_FLOORDIV:
 	case '%': {
 		double m;
 
 		if (y == 0.0)
-			jinja_fail(c, line, "float modulo by zero");
+			rbln_jinja_fail(c, line, "float modulo by zero");
 		m = fmod(x, y);
 		if (m != 0.0 && ((m < 0) != (y < 0)))
 			m += y;
-		return jv_float(op == '%' ? m : floor((x - m) / y));
+		return rbln_jv_float(op == '%' ? m : floor((x - m) / y));
 	}
-	case JOP_POW: return jv_float(pow(x, y));
+	case JOP_POW: return rbln_jv_float(pow(x, y));
 	}
-	jinja_fail(c, line, "bad operator");
+	rbln_jinja_fail(c, line, "bad operator");
 }
 
-struct jv jinja_binop(struct jctx *c, int op, const struct jv *a, const struct jv *b, int line)
+struct jv rbln_jinja_binop(struct jctx *c, int op, const struct jv *a, const struct jv *b, int line)
 {
 	if (op == '~') {
 		/* ~ stringifies both sides; Undefined prints as "". */
-		struct jv x = jv_stringify(c, a), y = jv_stringify(c, b);
+		struct jv x = rbln_jv_stringify(c, a), y = rbln_jv_stringify(c, b);
 
 		return concat(c, &x, &y);
 	}
-	if (jv_is_number(a) && jv_is_number(b)) {
+	if (rbln_jv_is_number(a) && rbln_jv_is_number(b)) {
 		if (a->kind != JV_FLOAT && b->kind != JV_FLOAT)
 			return int_op(c, op, as_int(a), as_int(b), line);
-		return float_op(c, op, jv_as_double(a), jv_as_double(b), line);
+		return float_op(c, op, rbln_jv_as_double(a), rbln_jv_as_double(b), line);
 	}
 	if (op == '+' && a->kind == b->kind && (a->kind == JV_STR || a->kind == JV_LIST))
 		return concat(c, a, b);
@@ -187,30 +187,30 @@ struct jv jinja_binop(struct jctx *c, int op, const struct jv *a, const struct j
 	type_error(c, line, op, a, b);
 }
 
-bool jinja_contains(struct jctx *c, const struct jv *container, const struct jv *item, int line)
+bool rbln_jinja_contains(struct jctx *c, const struct jv *container, const struct jv *item, int line)
 {
 	size_t i;
 
 	switch (container->kind) {
 	case JV_STR:
 		if (item->kind != JV_STR)
-			jinja_fail(c, line, "'in <string>' requires string as left operand, not %s",
-				   jv_type_name(item));
+			rbln_jinja_fail(c, line, "'in <string>' requires string as left operand, not %s",
+				   rbln_jv_type_name(item));
 		return item->u.s->len == 0 ||
 		       memmem(container->u.s->data, container->u.s->len, item->u.s->data,
 			      item->u.s->len) != NULL;
 	case JV_LIST:
 		for (i = 0; i < container->u.l->n; i++)
-			if (jv_equal(&container->u.l->items[i], item))
+			if (rbln_jv_equal(&container->u.l->items[i], item))
 				return true;
 		return false;
 	case JV_DICT:
 	case JV_NAMESPACE:
-		return jv_dict_get(container->u.d, *item) != NULL;
+		return rbln_jv_dict_get(container->u.d, *item) != NULL;
 	case JV_UNDEFINED:
 		return false;	/* iterates as empty */
 	default:
-		jinja_fail(c, line, "argument of type '%s' is not iterable",
-			   jv_type_name(container));
+		rbln_jinja_fail(c, line, "argument of type '%s' is not iterable",
+			   rbln_jv_type_name(container));
 	}
 }

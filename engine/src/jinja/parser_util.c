@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "jinja/parser.h"
-_Noreturn void jp_perror_at(struct parser *p, int line, const char *fmt, ...)
+_Noreturn void rbln_jp_perror_at(struct parser *p, int line, const char *fmt, ...)
 {
 	char msg[320];
 	va_list ap;
@@ -18,9 +18,9 @@ _Noreturn void jp_perror_at(struct parser *p, int line, const char *fmt, ...)
 	longjmp(p->fail, 1);
 }
 
-void *jp_palloc(struct parser *p, size_t n)
+void *rbln_jp_palloc(struct parser *p, size_t n)
 {
-	void *m = jarena_alloc(p->a, n);
+	void *m = rbln_jarena_alloc(p->a, n);
 
 	if (!m) {
 		rbln_error_set(p->err, -ENOMEM, "out of memory");
@@ -29,35 +29,35 @@ void *jp_palloc(struct parser *p, size_t n)
 	return m;
 }
 
-struct jtok *jp_cur(struct parser *p)
+struct jtok *rbln_jp_cur(struct parser *p)
 {
 	return &p->t->v[p->pos];
 }
 
-struct jtok *jp_advance(struct parser *p)
+struct jtok *rbln_jp_advance(struct parser *p)
 {
-	struct jtok *t = jp_cur(p);
+	struct jtok *t = rbln_jp_cur(p);
 
 	if (t->kind != JT_EOF)
 		p->pos++;
 	return t;
 }
 
-bool jp_is_op(struct parser *p, const char *op)
+bool rbln_jp_is_op(struct parser *p, const char *op)
 {
-	struct jtok *t = jp_cur(p);
+	struct jtok *t = rbln_jp_cur(p);
 
 	return t->kind == JT_OP && strcmp(t->text, op) == 0;
 }
 
-bool jp_is_name(struct parser *p, const char *name)
+bool rbln_jp_is_name(struct parser *p, const char *name)
 {
-	struct jtok *t = jp_cur(p);
+	struct jtok *t = rbln_jp_cur(p);
 
 	return t->kind == JT_NAME && strcmp(t->text, name) == 0;
 }
 
-const char *jp_describe(struct jtok *t)
+const char *rbln_jp_describe(struct jtok *t)
 {
 	switch (t->kind) {
 	case JT_EOF: return "end of template";
@@ -75,41 +75,41 @@ const char *jp_describe(struct jtok *t)
 	return "token";
 }
 
-void jp_expect_op(struct parser *p, const char *op)
+void rbln_jp_expect_op(struct parser *p, const char *op)
 {
-	if (!jp_is_op(p, op))
-		jp_perror_at(p, jp_cur(p)->line, "expected '%s', got '%s'", op, jp_describe(jp_cur(p)));
-	jp_advance(p);
+	if (!rbln_jp_is_op(p, op))
+		rbln_jp_perror_at(p, rbln_jp_cur(p)->line, "expected '%s', got '%s'", op, rbln_jp_describe(rbln_jp_cur(p)));
+	rbln_jp_advance(p);
 }
 
-void jp_expect_kind(struct parser *p, enum jtok_kind kind, const char *what)
+void rbln_jp_expect_kind(struct parser *p, enum jtok_kind kind, const char *what)
 {
-	if (jp_cur(p)->kind != kind)
-		jp_perror_at(p, jp_cur(p)->line, "expected %s, got '%s'", what, jp_describe(jp_cur(p)));
-	jp_advance(p);
+	if (rbln_jp_cur(p)->kind != kind)
+		rbln_jp_perror_at(p, rbln_jp_cur(p)->line, "expected %s, got '%s'", what, rbln_jp_describe(rbln_jp_cur(p)));
+	rbln_jp_advance(p);
 }
 
-const char *jp_expect_name(struct parser *p)
+const char *rbln_jp_expect_name(struct parser *p)
 {
-	if (jp_cur(p)->kind != JT_NAME)
-		jp_perror_at(p, jp_cur(p)->line, "expected a name, got '%s'", jp_describe(jp_cur(p)));
-	return jp_advance(p)->text;
+	if (rbln_jp_cur(p)->kind != JT_NAME)
+		rbln_jp_perror_at(p, rbln_jp_cur(p)->line, "expected a name, got '%s'", rbln_jp_describe(rbln_jp_cur(p)));
+	return rbln_jp_advance(p)->text;
 }
 
-struct jnode *jp_node(struct parser *p, enum jnode_kind kind, int line)
+struct jnode *rbln_jp_node(struct parser *p, enum jnode_kind kind, int line)
 {
-	struct jnode *n = jp_palloc(p, sizeof(*n));
+	struct jnode *n = rbln_jp_palloc(p, sizeof(*n));
 
 	n->kind = kind;
 	n->line = line;
 	return n;
 }
 
-void jp_nodes_push(struct parser *p, struct jnodes *l, struct jnode *n)
+void rbln_jp_nodes_push(struct parser *p, struct jnodes *l, struct jnode *n)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 4;
-		struct jnode **v = jp_palloc(p, cap * sizeof(*v));
+		struct jnode **v = rbln_jp_palloc(p, cap * sizeof(*v));
 
 		if (l->n)
 			memcpy(v, l->v, l->n * sizeof(*v));
@@ -119,9 +119,9 @@ void jp_nodes_push(struct parser *p, struct jnodes *l, struct jnode *n)
 	l->v[l->n++] = n;
 }
 
-void jp_names_push(struct parser *p, struct jnode *n, const char *name)
+void rbln_jp_names_push(struct parser *p, struct jnode *n, const char *name)
 {
-	const char **v = jp_palloc(p, (n->nkwnames + 1) * sizeof(*v));
+	const char **v = rbln_jp_palloc(p, (n->nkwnames + 1) * sizeof(*v));
 
 	if (n->nkwnames)
 		memcpy(v, n->kwnames, n->nkwnames * sizeof(*v));
@@ -129,9 +129,9 @@ void jp_names_push(struct parser *p, struct jnode *n, const char *name)
 	n->kwnames = v;
 }
 
-struct jv jp_literal_string(struct parser *p, const char *s, size_t len)
+struct jv rbln_jp_literal_string(struct parser *p, const char *s, size_t len)
 {
-	struct jstr *js = jp_palloc(p, sizeof(*js) + len + 1);
+	struct jstr *js = rbln_jp_palloc(p, sizeof(*js) + len + 1);
 
 	js->len = len;
 	memcpy(js->data, s, len);
@@ -139,10 +139,10 @@ struct jv jp_literal_string(struct parser *p, const char *s, size_t len)
 	return (struct jv){ .kind = JV_STR, .u.s = js };
 }
 
-void jp_enter(struct parser *p)
+void rbln_jp_enter(struct parser *p)
 {
 	if (++p->nesting > MAX_NESTING)
-		jp_perror_at(p, jp_cur(p)->line,
+		rbln_jp_perror_at(p, rbln_jp_cur(p)->line,
 			     "blocks or expressions nested too deeply (limit %d levels)", MAX_NESTING);
 }
 
@@ -152,20 +152,20 @@ static void check_list_depth(struct parser *p, const struct jnodes *l, int depth
 
 	for (i = 0; i < l->n; i++)
 		if (l->v[i])
-			jp_check_depth(p, l->v[i], depth);
+			rbln_jp_check_depth(p, l->v[i], depth);
 }
 
-void jp_check_depth(struct parser *p, const struct jnode *n, int depth)
+void rbln_jp_check_depth(struct parser *p, const struct jnode *n, int depth)
 {
 	if (depth > MAX_TREE_DEPTH)
-		jp_perror_at(p, n->line, "expression or block chain too deep (limit %d levels)",
+		rbln_jp_perror_at(p, n->line, "expression or block chain too deep (limit %d levels)",
 			     MAX_TREE_DEPTH);
 	if (n->a)
-		jp_check_depth(p, n->a, depth + 1);
+		rbln_jp_check_depth(p, n->a, depth + 1);
 	if (n->b)
-		jp_check_depth(p, n->b, depth + 1);
+		rbln_jp_check_depth(p, n->b, depth + 1);
 	if (n->c)
-		jp_check_depth(p, n->c, depth + 1);
+		rbln_jp_check_depth(p, n->c, depth + 1);
 	check_list_depth(p, &n->body, depth + 1);
 	check_list_depth(p, &n->args, depth + 1);
 	check_list_depth(p, &n->kwvals, depth + 1);

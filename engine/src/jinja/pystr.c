@@ -18,7 +18,7 @@
 
 static void out_str(struct jctx *c, struct rbln_strbuf *sb, const char *s)
 {
-	jout(c, sb, s, strlen(s));
+	rbln_jout(c, sb, s, strlen(s));
 }
 
 static void put(char *buf, size_t len, size_t *o, const char *s, size_t n)
@@ -34,7 +34,7 @@ static void put_zeros(char *buf, size_t len, size_t *o, int n)
 		put(buf, len, o, "0", 1);
 }
 
-void jv_format_float(char *buf, size_t len, double f)
+void rbln_jv_format_float(char *buf, size_t len, double f)
 {
 	char tmp[40], digits[24], expbuf[16];
 	int prec, exp, nd = 0;
@@ -101,12 +101,12 @@ static bool printable(struct jctx *c, uint32_t cp)
 		c->nonprint_re = pcre2_compile((PCRE2_SPTR) "[\\p{C}\\p{Z}]", PCRE2_ZERO_TERMINATED,
 					       PCRE2_UTF | PCRE2_UCP, &e, &off, NULL);
 		if (!c->nonprint_re)
-			jinja_fail(c, 0, "out of memory");
+			rbln_jinja_fail(c, 0, "out of memory");
 	}
 	n = rbln_utf8_encode(cp, u);
 	md = pcre2_match_data_create(1, NULL);
 	if (!md)
-		jinja_fail(c, 0, "out of memory");
+		rbln_jinja_fail(c, 0, "out of memory");
 	rc = pcre2_match(c->nonprint_re, (PCRE2_SPTR)u, n, 0, 0, md, NULL);
 	pcre2_match_data_free(md);
 	return rc < 0;
@@ -119,7 +119,7 @@ static void repr_string(struct jctx *c, struct rbln_strbuf *sb, const struct jst
 	size_t i = 0, adv;
 	char buf[16];
 
-	jout(c, sb, &quote, 1);
+	rbln_jout(c, sb, &quote, 1);
 	while (i < s->len) {
 		uint32_t cp;
 
@@ -130,11 +130,11 @@ static void repr_string(struct jctx *c, struct rbln_strbuf *sb, const struct jst
 		if (cp == '\\' || cp == (uint32_t)quote) {
 			buf[0] = '\\';
 			buf[1] = (char)cp;
-			jout(c, sb, buf, 2);
+			rbln_jout(c, sb, buf, 2);
 		} else if (cp == '\n' || cp == '\r' || cp == '\t') {
 			out_str(c, sb, cp == '\n' ? "\\n" : cp == '\r' ? "\\r" : "\\t");
 		} else if (printable(c, cp)) {
-			jout(c, sb, s->data + i, adv);
+			rbln_jout(c, sb, s->data + i, adv);
 		} else {
 			snprintf(buf, sizeof(buf), cp < 0x100 ? "\\x%02x" : cp < 0x10000 ? "\\u%04x" :
 								      "\\U%08x", cp);
@@ -142,7 +142,7 @@ static void repr_string(struct jctx *c, struct rbln_strbuf *sb, const struct jst
 		}
 		i += adv;
 	}
-	jout(c, sb, &quote, 1);
+	rbln_jout(c, sb, &quote, 1);
 }
 
 static void repr_items(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v)
@@ -150,7 +150,7 @@ static void repr_items(struct jctx *c, struct rbln_strbuf *sb, const struct jv *
 	size_t i;
 
 	/* A namespace can hold itself: printing it must not recurse forever. */
-	jinja_nest_enter(c, 0);
+	rbln_jinja_nest_enter(c, 0);
 	if (v->kind == JV_LIST) {
 		const struct jlist *l = v->u.l;
 
@@ -158,25 +158,25 @@ static void repr_items(struct jctx *c, struct rbln_strbuf *sb, const struct jv *
 		for (i = 0; i < l->n; i++) {
 			if (i)
 				out_str(c, sb, ", ");
-			jv_repr(c, sb, &l->items[i]);
+			rbln_jv_repr(c, sb, &l->items[i]);
 		}
 		out_str(c, sb, l->tuple ? (l->n == 1 ? ",)" : ")") : "]");
-		jinja_nest_leave(c);
+		rbln_jinja_nest_leave(c);
 		return;
 	}
 	out_str(c, sb, "{");
 	for (i = 0; i < v->u.d->n; i++) {
 		if (i)
 			out_str(c, sb, ", ");
-		jv_repr(c, sb, &v->u.d->keys[i]);
+		rbln_jv_repr(c, sb, &v->u.d->keys[i]);
 		out_str(c, sb, ": ");
-		jv_repr(c, sb, &v->u.d->vals[i]);
+		rbln_jv_repr(c, sb, &v->u.d->vals[i]);
 	}
 	out_str(c, sb, "}");
-	jinja_nest_leave(c);
+	rbln_jinja_nest_leave(c);
 }
 
-void jv_repr(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v)
+void rbln_jv_repr(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v)
 {
 	if (v->kind == JV_STR)
 		repr_string(c, sb, v->u.s);
@@ -185,10 +185,10 @@ void jv_repr(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v)
 	else if (v->kind == JV_UNDEFINED)
 		out_str(c, sb, "Undefined");
 	else
-		jv_to_str(c, sb, v);
+		rbln_jv_to_str(c, sb, v);
 }
 
-void jv_to_str(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v)
+void rbln_jv_to_str(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v)
 {
 	char buf[48];
 
@@ -206,11 +206,11 @@ void jv_to_str(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v)
 		out_str(c, sb, buf);
 		return;
 	case JV_FLOAT:
-		jv_format_float(buf, sizeof(buf), v->u.f);
+		rbln_jv_format_float(buf, sizeof(buf), v->u.f);
 		out_str(c, sb, buf);
 		return;
 	case JV_STR:
-		jout(c, sb, v->u.s->data, v->u.s->len);
+		rbln_jout(c, sb, v->u.s->data, v->u.s->len);
 		return;
 	case JV_LIST:
 	case JV_DICT:
@@ -236,15 +236,15 @@ void jv_to_str(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v)
 	}
 }
 
-struct jv jv_stringify(struct jctx *c, const struct jv *v)
+struct jv rbln_jv_stringify(struct jctx *c, const struct jv *v)
 {
 	struct rbln_strbuf *sb;
 
 	if (v->kind == JV_STR)
 		return *v;
-	sb = jinja_temp_buf(c);
-	jv_to_str(c, sb, v);
-	return jinja_temp_str(c, sb);
+	sb = rbln_jinja_temp_buf(c);
+	rbln_jv_to_str(c, sb, v);
+	return rbln_jinja_temp_str(c, sb);
 }
 
 /* ---- json.dumps ---- */
@@ -275,7 +275,7 @@ static void json_string(struct jctx *c, struct rbln_strbuf *sb, const char *s, s
 		if (cp == '"' || cp == '\\') {
 			buf[0] = '\\';
 			buf[1] = (char)cp;
-			jout(c, sb, buf, 2);
+			rbln_jout(c, sb, buf, 2);
 		} else if (cp == '\n' || cp == '\r' || cp == '\t' || cp == '\b' || cp == '\f') {
 			out_str(c, sb, cp == '\n' ? "\\n" : cp == '\r' ? "\\r" : cp == '\t' ? "\\t" :
 				       cp == '\b' ? "\\b" : "\\f");
@@ -290,7 +290,7 @@ static void json_string(struct jctx *c, struct rbln_strbuf *sb, const char *s, s
 			}
 			out_str(c, sb, buf);
 		} else {
-			jout(c, sb, s + i, adv);
+			rbln_jout(c, sb, s + i, adv);
 		}
 		i += adv;
 	}
@@ -338,8 +338,8 @@ static void json_key(struct jctx *c, struct rbln_strbuf *sb, const struct jv *k,
 		out_str(c, sb, "\"");
 		return;
 	default:
-		jinja_fail(c, o->line, "keys must be str, int, float, bool or None, not %s",
-			   jv_type_name(k));
+		rbln_jinja_fail(c, o->line, "keys must be str, int, float, bool or None, not %s",
+			   rbln_jv_type_name(k));
 	}
 }
 
@@ -366,7 +366,7 @@ static void json_object_(struct jctx *c, struct rbln_strbuf *sb, const struct jd
 		out_str(c, sb, "{}");
 		return;
 	}
-	order = jalloc(c, d->n * sizeof(*order));
+	order = rbln_jalloc(c, d->n * sizeof(*order));
 	for (i = 0; i < d->n; i++)
 		order[i] = &d->keys[i];
 	if (o->sort_keys)
@@ -393,7 +393,7 @@ static void json_value(struct jctx *c, struct rbln_strbuf *sb, const struct jv *
 	size_t i;
 
 	if (level > 100)
-		jinja_fail(c, o->line, "tojson: value nested too deeply");
+		rbln_jinja_fail(c, o->line, "tojson: value nested too deeply");
 	switch (v->kind) {
 	case JV_NONE:
 		out_str(c, sb, "null");
@@ -402,14 +402,14 @@ static void json_value(struct jctx *c, struct rbln_strbuf *sb, const struct jv *
 		out_str(c, sb, v->u.b ? "true" : "false");
 		return;
 	case JV_INT:
-		jv_to_str(c, sb, v);
+		rbln_jv_to_str(c, sb, v);
 		return;
 	case JV_FLOAT:
 		if (isnan(v->u.f) || isinf(v->u.f)) {
 			out_str(c, sb, isnan(v->u.f) ? "NaN" : v->u.f < 0 ? "-Infinity" : "Infinity");
 			return;
 		}
-		jv_format_float(buf, sizeof(buf), v->u.f);
+		rbln_jv_format_float(buf, sizeof(buf), v->u.f);
 		out_str(c, sb, buf);
 		return;
 	case JV_STR:
@@ -434,12 +434,12 @@ static void json_value(struct jctx *c, struct rbln_strbuf *sb, const struct jv *
 		json_object_(c, sb, v->u.d, o, level);
 		return;
 	default:
-		jinja_fail(c, o->line, "Object of type %s is not JSON serializable",
-			   jv_type_name(v));
+		rbln_jinja_fail(c, o->line, "Object of type %s is not JSON serializable",
+			   rbln_jv_type_name(v));
 	}
 }
 
-void jv_to_json(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v, bool ensure_ascii,
+void rbln_jv_to_json(struct jctx *c, struct rbln_strbuf *sb, const struct jv *v, bool ensure_ascii,
 		int indent, const char *item_sep, const char *key_sep, bool sort_keys, int line)
 {
 	struct json_opts o = { ensure_ascii, indent, item_sep, key_sep, sort_keys, line };

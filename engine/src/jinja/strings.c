@@ -11,7 +11,7 @@
 #include "jinja/jinja_internal.h"
 #include "util/utf8.h"
 
-uint32_t jinja_char_at(const char *s, size_t n, size_t i, size_t *adv)
+uint32_t rbln_jinja_char_at(const char *s, size_t n, size_t i, size_t *adv)
 {
 	uint32_t cp;
 
@@ -22,9 +22,9 @@ uint32_t jinja_char_at(const char *s, size_t n, size_t i, size_t *adv)
 	return cp;
 }
 
-bool jinja_is_space_at(const char *s, size_t n, size_t i, size_t *adv)
+bool rbln_jinja_is_space_at(const char *s, size_t n, size_t i, size_t *adv)
 {
-	return rbln_unicode_is_python_space(jinja_char_at(s, n, i, adv));
+	return rbln_unicode_is_python_space(rbln_jinja_char_at(s, n, i, adv));
 }
 
 static bool in_chars(const struct jv *chars, uint32_t cp)
@@ -32,7 +32,7 @@ static bool in_chars(const struct jv *chars, uint32_t cp)
 	size_t i = 0, adv;
 
 	while (i < chars->u.s->len) {
-		if (jinja_char_at(chars->u.s->data, chars->u.s->len, i, &adv) == cp)
+		if (rbln_jinja_char_at(chars->u.s->data, chars->u.s->len, i, &adv) == cp)
 			return true;
 		i += adv;
 	}
@@ -41,22 +41,22 @@ static bool in_chars(const struct jv *chars, uint32_t cp)
 
 static bool strippable(const struct jv *chars, const char *s, size_t n, size_t i, size_t *adv)
 {
-	uint32_t cp = jinja_char_at(s, n, i, adv);
+	uint32_t cp = rbln_jinja_char_at(s, n, i, adv);
 
 	return chars ? in_chars(chars, cp) : rbln_unicode_is_python_space(cp);
 }
 
-struct jv jinja_strip(struct jctx *c, const struct jv *sv, const struct jv *chars, bool left,
+struct jv rbln_jinja_strip(struct jctx *c, const struct jv *sv, const struct jv *chars, bool left,
 		      bool right)
 {
-	struct jv s = jv_stringify(c, sv);
+	struct jv s = rbln_jv_stringify(c, sv);
 	const char *d = s.u.s->data;
 	size_t n = s.u.s->len, start = 0, end = n, adv;
 
 	if (chars && chars->kind == JV_NONE)
 		chars = NULL;
 	if (chars && chars->kind != JV_STR)
-		jinja_fail(c, 0, "strip arg must be None or str, not %s", jv_type_name(chars));
+		rbln_jinja_fail(c, 0, "strip arg must be None or str, not %s", rbln_jv_type_name(chars));
 	while (left && start < end && strippable(chars, d, n, start, &adv))
 		start += adv;
 	while (right && end > start) {
@@ -68,7 +68,7 @@ struct jv jinja_strip(struct jctx *c, const struct jv *sv, const struct jv *char
 			break;
 		end = j;
 	}
-	return jv_str(c, d + start, end - start);
+	return rbln_jv_str(c, d + start, end - start);
 }
 
 static locale_t utf8_locale(struct jctx *c)
@@ -76,7 +76,7 @@ static locale_t utf8_locale(struct jctx *c)
 	if (!c->utf8_locale) {
 		c->utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
 		if (!c->utf8_locale)
-			jinja_fail(c, 0, "the C.UTF-8 locale is not available for case mapping");
+			rbln_jinja_fail(c, 0, "the C.UTF-8 locale is not available for case mapping");
 	}
 	return (locale_t)c->utf8_locale;
 }
@@ -119,11 +119,11 @@ static bool jinja_word_break(uint32_t cp)
 	       rbln_unicode_is_python_space(cp);
 }
 
-struct jv jinja_case(struct jctx *c, const struct jv *sv, enum jcase mode)
+struct jv rbln_jinja_case(struct jctx *c, const struct jv *sv, enum jcase mode)
 {
-	struct jv s = jv_stringify(c, sv);
+	struct jv s = rbln_jv_stringify(c, sv);
 	locale_t loc = utf8_locale(c);
-	struct rbln_strbuf *sb = jinja_temp_buf(c);
+	struct rbln_strbuf *sb = rbln_jinja_temp_buf(c);
 	bool prev_cased = false, first = true;
 	size_t i = 0, adv;
 	struct jv r;
@@ -134,7 +134,7 @@ struct jv jinja_case(struct jctx *c, const struct jv *sv, enum jcase mode)
 		char u[4];
 
 		if (rbln_utf8_next(s.u.s->data + i, s.u.s->len - i, &adv, &cp) != RBLN_UTF8_OK) {
-			jout(c, sb, s.u.s->data + i, 1);	/* not text: keep the byte */
+			rbln_jout(c, sb, s.u.s->data + i, 1);	/* not text: keep the byte */
 			i++;
 			continue;
 		}
@@ -155,24 +155,24 @@ struct jv jinja_case(struct jctx *c, const struct jv *sv, enum jcase mode)
 			const char *sp = special_case(cp, mode == JCASE_TITLE ||
 							  mode == JCASE_CAPITALIZE);
 
-			jout(c, sb, sp, strlen(sp));
+			rbln_jout(c, sb, sp, strlen(sp));
 		} else {
-			jout(c, sb, u, rbln_utf8_encode(out, u));
+			rbln_jout(c, sb, u, rbln_utf8_encode(out, u));
 		}
 		i += adv;
 	}
-	r = jinja_temp_str(c, sb);
+	r = rbln_jinja_temp_str(c, sb);
 	return r;
 }
 
-struct jv jinja_splitlines(struct jctx *c, const struct jv *sv)
+struct jv rbln_jinja_splitlines(struct jctx *c, const struct jv *sv)
 {
-	struct jv s = jv_stringify(c, sv), lines = jv_list(c, 0);
+	struct jv s = rbln_jv_stringify(c, sv), lines = rbln_jv_list(c, 0);
 	const char *d = s.u.s->data;
 	size_t n = s.u.s->len, start = 0, i = 0, adv;
 
 	while (i < n) {
-		uint32_t cp = jinja_char_at(d, n, i, &adv);
+		uint32_t cp = rbln_jinja_char_at(d, n, i, &adv);
 		bool brk = cp == '\n' || cp == '\r' || cp == 0x0B || cp == 0x0C ||
 			   (cp >= 0x1C && cp <= 0x1E) || cp == 0x85 || cp == 0x2028 || cp == 0x2029;
 
@@ -180,13 +180,13 @@ struct jv jinja_splitlines(struct jctx *c, const struct jv *sv)
 			i += adv;
 			continue;
 		}
-		jv_list_push(c, &lines, jv_str(c, d + start, i - start));
+		rbln_jv_list_push(c, &lines, rbln_jv_str(c, d + start, i - start));
 		i += adv;
 		if (cp == '\r' && i < n && d[i] == '\n')
 			i++;
 		start = i;
 	}
 	if (start < n)
-		jv_list_push(c, &lines, jv_str(c, d + start, n - start));
+		rbln_jv_list_push(c, &lines, rbln_jv_str(c, d + start, n - start));
 	return lines;
 }

@@ -7,14 +7,14 @@
 static struct jv *need_arg(struct jctx *c, struct jcall *call, const char *test)
 {
 	if (call->nargs != 1 || call->nkw)
-		jinja_fail(c, call->line, "test '%s' takes exactly one argument", test);
+		rbln_jinja_fail(c, call->line, "test '%s' takes exactly one argument", test);
 	return &call->args[0];
 }
 
 static void no_args(struct jctx *c, struct jcall *call, const char *test)
 {
 	if (call->nargs || call->nkw)
-		jinja_fail(c, call->line, "test '%s' takes no arguments", test);
+		rbln_jinja_fail(c, call->line, "test '%s' takes no arguments", test);
 }
 
 #define SIMPLE_TEST(fname, test, expr)                                        \
@@ -33,7 +33,7 @@ SIMPLE_TEST(t_false, "false", v->kind == JV_BOOL && !v->u.b)
 SIMPLE_TEST(t_integer, "integer", v->kind == JV_INT)
 SIMPLE_TEST(t_float, "float", v->kind == JV_FLOAT)
 /* Python's numbers.Number includes bool. */
-SIMPLE_TEST(t_number, "number", jv_is_number(v))
+SIMPLE_TEST(t_number, "number", rbln_jv_is_number(v))
 SIMPLE_TEST(t_string, "string", v->kind == JV_STR)
 SIMPLE_TEST(t_mapping, "mapping", v->kind == JV_DICT)
 SIMPLE_TEST(t_iterable, "iterable",
@@ -46,7 +46,7 @@ static int64_t int_operand(struct jctx *c, const struct jv *v, struct jcall *cal
 			   const char *test)
 {
 	if (v->kind != JV_INT && v->kind != JV_BOOL)
-		jinja_fail(c, call->line, "test '%s' needs an integer, got %s", test, jv_type_name(v));
+		rbln_jinja_fail(c, call->line, "test '%s' needs an integer, got %s", test, rbln_jv_type_name(v));
 	return v->kind == JV_INT ? v->u.i : v->u.b;
 }
 
@@ -68,23 +68,23 @@ static bool t_divisibleby(struct jctx *c, struct jv *v, struct jcall *call)
 	int64_t n = int_operand(c, d, call, "divisibleby");
 
 	if (!n)
-		jinja_fail(c, call->line, "divisibleby 0");
+		rbln_jinja_fail(c, call->line, "divisibleby 0");
 	return int_operand(c, v, call, "divisibleby") % n == 0;
 }
 
 static bool t_eq(struct jctx *c, struct jv *v, struct jcall *call)
 {
-	return jv_equal(v, need_arg(c, call, "eq"));
+	return rbln_jv_equal(v, need_arg(c, call, "eq"));
 }
 
 static bool t_ne(struct jctx *c, struct jv *v, struct jcall *call)
 {
-	return !jv_equal(v, need_arg(c, call, "ne"));
+	return !rbln_jv_equal(v, need_arg(c, call, "ne"));
 }
 
 static int cmp(struct jctx *c, struct jv *v, struct jcall *call, const char *test)
 {
-	return jv_compare(c, call->line, v, need_arg(c, call, test));
+	return rbln_jv_compare(c, call->line, v, need_arg(c, call, test));
 }
 
 static bool t_lt(struct jctx *c, struct jv *v, struct jcall *call)
@@ -109,7 +109,7 @@ static bool t_ge(struct jctx *c, struct jv *v, struct jcall *call)
 
 static bool t_in(struct jctx *c, struct jv *v, struct jcall *call)
 {
-	return jinja_contains(c, need_arg(c, call, "in"), v, call->line);
+	return rbln_jinja_contains(c, need_arg(c, call, "in"), v, call->line);
 }
 
 /* Identity: singletons compare by value, containers by object. */
@@ -143,9 +143,9 @@ static bool case_is(struct jctx *c, struct jv *v, enum jcase mode)
 
 	if (v->kind != JV_STR)
 		return false;
-	same = jinja_case(c, v, mode);
-	other = jinja_case(c, v, mode == JCASE_LOWER ? JCASE_UPPER : JCASE_LOWER);
-	return jv_equal(&same, v) && !jv_equal(&other, v);
+	same = rbln_jinja_case(c, v, mode);
+	other = rbln_jinja_case(c, v, mode == JCASE_LOWER ? JCASE_UPPER : JCASE_LOWER);
+	return rbln_jv_equal(&same, v) && !rbln_jv_equal(&other, v);
 }
 
 static bool t_lower(struct jctx *c, struct jv *v, struct jcall *call)
@@ -163,13 +163,13 @@ static bool t_upper(struct jctx *c, struct jv *v, struct jcall *call)
 static bool t_filter(struct jctx *c, struct jv *v, struct jcall *call)
 {
 	no_args(c, call, "filter");
-	return v->kind == JV_STR && jinja_find_filter(v->u.s->data);
+	return v->kind == JV_STR && rbln_jinja_find_filter(v->u.s->data);
 }
 
 static bool t_test(struct jctx *c, struct jv *v, struct jcall *call)
 {
 	no_args(c, call, "test");
-	return v->kind == JV_STR && jinja_find_test(v->u.s->data);
+	return v->kind == JV_STR && rbln_jinja_find_test(v->u.s->data);
 }
 
 static const struct {
@@ -188,7 +188,7 @@ static const struct {
 	{ "test", t_test }, { "true", t_true }, { "undefined", t_undefined }, { "upper", t_upper },
 };
 
-jtest_fn jinja_find_test(const char *name)
+jtest_fn rbln_jinja_find_test(const char *name)
 {
 	size_t i;
 
@@ -198,11 +198,11 @@ jtest_fn jinja_find_test(const char *name)
 	return NULL;
 }
 
-bool jinja_apply_test(struct jctx *c, const char *name, struct jv *v, struct jcall *call)
+bool rbln_jinja_apply_test(struct jctx *c, const char *name, struct jv *v, struct jcall *call)
 {
-	jtest_fn fn = jinja_find_test(name);
+	jtest_fn fn = rbln_jinja_find_test(name);
 
 	if (!fn)
-		jinja_fail(c, call->line, "no test named '%s'", name);
+		rbln_jinja_fail(c, call->line, "no test named '%s'", name);
 	return fn(c, v, call);
 }

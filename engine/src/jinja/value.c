@@ -8,56 +8,56 @@
 
 #include "jinja/jinja_internal.h"
 
-void *jalloc(struct jctx *c, size_t n)
+void *rbln_jalloc(struct jctx *c, size_t n)
 {
-	void *p = jarena_alloc(c->arena, n);
+	void *p = rbln_jarena_alloc(c->arena, n);
 
 	if (!p)
-		jinja_fail(c, 0, "template exceeded its memory budget (%zu MiB)",
+		rbln_jinja_fail(c, 0, "template exceeded its memory budget (%zu MiB)",
 			   c->arena->limit >> 20);
 	return p;
 }
 
-void jout(struct jctx *c, struct rbln_strbuf *sb, const void *p, size_t n)
+void rbln_jout(struct jctx *c, struct rbln_strbuf *sb, const void *p, size_t n)
 {
 	/*
 	 * Rendering is bounded so a template cannot exhaust memory, and text
 	 * built is charged to the step budget: each level of a recursive
 	 * macro may re-escape a long string (repr doubles the backslashes).
 	 */
-	jinja_charge(c, 1 + n / 256);
+	rbln_jinja_charge(c, 1 + n / 256);
 	if (sb->len + n > (64u << 20) || rbln_strbuf_append(sb, p, n))
-		jinja_fail(c, 0, "output exceeds 64 MiB or out of memory");
+		rbln_jinja_fail(c, 0, "output exceeds 64 MiB or out of memory");
 }
 
-struct jv jv_undefined(const char *name)
+struct jv rbln_jv_undefined(const char *name)
 {
 	return (struct jv){ .kind = JV_UNDEFINED, .undef_name = name };
 }
 
-struct jv jv_none(void)
+struct jv rbln_jv_none(void)
 {
 	return (struct jv){ .kind = JV_NONE };
 }
 
-struct jv jv_bool(bool b)
+struct jv rbln_jv_bool(bool b)
 {
 	return (struct jv){ .kind = JV_BOOL, .u.b = b };
 }
 
-struct jv jv_int(int64_t i)
+struct jv rbln_jv_int(int64_t i)
 {
 	return (struct jv){ .kind = JV_INT, .u.i = i };
 }
 
-struct jv jv_float(double f)
+struct jv rbln_jv_float(double f)
 {
 	return (struct jv){ .kind = JV_FLOAT, .u.f = f };
 }
 
-struct jv jv_str(struct jctx *c, const char *s, size_t n)
+struct jv rbln_jv_str(struct jctx *c, const char *s, size_t n)
 {
-	struct jstr *js = jalloc(c, sizeof(*js) + n + 1);
+	struct jstr *js = rbln_jalloc(c, sizeof(*js) + n + 1);
 
 	js->len = n;
 	if (n)
@@ -66,51 +66,51 @@ struct jv jv_str(struct jctx *c, const char *s, size_t n)
 	return (struct jv){ .kind = JV_STR, .u.s = js };
 }
 
-struct jv jv_cstr(struct jctx *c, const char *s)
+struct jv rbln_jv_cstr(struct jctx *c, const char *s)
 {
-	return jv_str(c, s, strlen(s));
+	return rbln_jv_str(c, s, strlen(s));
 }
 
-struct jv jv_list(struct jctx *c, size_t cap)
+struct jv rbln_jv_list(struct jctx *c, size_t cap)
 {
-	struct jlist *l = jalloc(c, sizeof(*l));
+	struct jlist *l = rbln_jalloc(c, sizeof(*l));
 
 	l->cap = cap;
 	if (cap)
-		l->items = jalloc(c, cap * sizeof(*l->items));
+		l->items = rbln_jalloc(c, cap * sizeof(*l->items));
 	return (struct jv){ .kind = JV_LIST, .u.l = l };
 }
 
-struct jv jv_dict(struct jctx *c)
+struct jv rbln_jv_dict(struct jctx *c)
 {
-	struct jdict *d = jalloc(c, sizeof(*d));
+	struct jdict *d = rbln_jalloc(c, sizeof(*d));
 
 	return (struct jv){ .kind = JV_DICT, .u.d = d };
 }
 
-struct jv jv_func(struct jctx *c, const char *name, jfunc_fn fn, const struct jv *self,
+struct jv rbln_jv_func(struct jctx *c, const char *name, jfunc_fn fn, const struct jv *self,
 		  const void *data)
 {
-	struct jfunc *f = jalloc(c, sizeof(*f));
+	struct jfunc *f = rbln_jalloc(c, sizeof(*f));
 
 	f->name = name;
 	f->fn = fn;
 	f->data = data;
 	if (self) {
-		f->self = jalloc(c, sizeof(*f->self));
+		f->self = rbln_jalloc(c, sizeof(*f->self));
 		*f->self = *self;
 	}
 	return (struct jv){ .kind = JV_FUNC, .u.fn = f };
 }
 
-void jv_list_push(struct jctx *c, struct jv *list, struct jv item)
+void rbln_jv_list_push(struct jctx *c, struct jv *list, struct jv item)
 {
 	struct jlist *l = list->u.l;
 
-	jinja_charge(c, 1);
+	rbln_jinja_charge(c, 1);
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 8;
-		struct jv *items = jalloc(c, cap * sizeof(*items));
+		struct jv *items = rbln_jalloc(c, cap * sizeof(*items));
 
 		if (l->n)
 			memcpy(items, l->items, l->n * sizeof(*items));
@@ -120,17 +120,17 @@ void jv_list_push(struct jctx *c, struct jv *list, struct jv item)
 	l->items[l->n++] = item;
 }
 
-struct jv *jv_dict_get(const struct jdict *d, struct jv key)
+struct jv *rbln_jv_dict_get(const struct jdict *d, struct jv key)
 {
 	size_t i;
 
 	for (i = 0; i < d->n; i++)
-		if (jv_equal(&d->keys[i], &key))
+		if (rbln_jv_equal(&d->keys[i], &key))
 			return &d->vals[i];
 	return NULL;
 }
 
-struct jv *jv_dict_get_str(const struct jdict *d, const char *key)
+struct jv *rbln_jv_dict_get_str(const struct jdict *d, const char *key)
 {
 	size_t i, n = strlen(key);
 
@@ -141,13 +141,13 @@ struct jv *jv_dict_get_str(const struct jdict *d, const char *key)
 	return NULL;
 }
 
-void jv_dict_set(struct jctx *c, struct jdict *d, struct jv key, struct jv val)
+void rbln_jv_dict_set(struct jctx *c, struct jdict *d, struct jv key, struct jv val)
 {
 	struct jv *slot;
 
 	/* The lookup scans every key: charge for it, so many sets are bounded. */
-	jinja_charge(c, 1 + d->n / 16);
-	slot = jv_dict_get(d, key);
+	rbln_jinja_charge(c, 1 + d->n / 16);
+	slot = rbln_jv_dict_get(d, key);
 
 	if (slot) {
 		*slot = val;
@@ -155,8 +155,8 @@ void jv_dict_set(struct jctx *c, struct jdict *d, struct jv key, struct jv val)
 	}
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 4;
-		struct jv *keys = jalloc(c, cap * sizeof(*keys));
-		struct jv *vals = jalloc(c, cap * sizeof(*vals));
+		struct jv *keys = rbln_jalloc(c, cap * sizeof(*keys));
+		struct jv *vals = rbln_jalloc(c, cap * sizeof(*vals));
 
 		if (d->n) {
 			memcpy(keys, d->keys, d->n * sizeof(*keys));
@@ -171,7 +171,7 @@ void jv_dict_set(struct jctx *c, struct jdict *d, struct jv key, struct jv val)
 	d->n++;
 }
 
-bool jv_truthy(const struct jv *v)
+bool rbln_jv_truthy(const struct jv *v)
 {
 	switch (v->kind) {
 	case JV_UNDEFINED:
@@ -197,12 +197,12 @@ bool jv_truthy(const struct jv *v)
 	return false;
 }
 
-bool jv_is_number(const struct jv *v)
+bool rbln_jv_is_number(const struct jv *v)
 {
 	return v->kind == JV_INT || v->kind == JV_FLOAT || v->kind == JV_BOOL;
 }
 
-double jv_as_double(const struct jv *v)
+double rbln_jv_as_double(const struct jv *v)
 {
 	return v->kind == JV_FLOAT ? v->u.f : v->kind == JV_INT ? (double)v->u.i : (double)v->u.b;
 }
@@ -212,15 +212,15 @@ static int64_t as_int(const struct jv *v)
 	return v->kind == JV_INT ? v->u.i : (int64_t)v->u.b;
 }
 
-bool jv_equal(const struct jv *a, const struct jv *b)
+bool rbln_jv_equal(const struct jv *a, const struct jv *b)
 {
 	size_t i;
 
 	/* Python: True == 1 and 1 == 1.0. */
-	if (jv_is_number(a) && jv_is_number(b)) {
+	if (rbln_jv_is_number(a) && rbln_jv_is_number(b)) {
 		if (a->kind != JV_FLOAT && b->kind != JV_FLOAT)
 			return as_int(a) == as_int(b);
-		return jv_as_double(a) == jv_as_double(b);
+		return rbln_jv_as_double(a) == rbln_jv_as_double(b);
 	}
 	if (a->kind != b->kind)
 		return false;
@@ -235,7 +235,7 @@ bool jv_equal(const struct jv *a, const struct jv *b)
 		if (a->u.l->n != b->u.l->n || a->u.l->tuple != b->u.l->tuple)
 			return false;
 		for (i = 0; i < a->u.l->n; i++)
-			if (!jv_equal(&a->u.l->items[i], &b->u.l->items[i]))
+			if (!rbln_jv_equal(&a->u.l->items[i], &b->u.l->items[i]))
 				return false;
 		return true;
 	case JV_DICT:
@@ -245,9 +245,9 @@ bool jv_equal(const struct jv *a, const struct jv *b)
 		if (a->u.d->n != b->u.d->n)
 			return false;
 		for (i = 0; i < a->u.d->n; i++) {
-			const struct jv *other = jv_dict_get(b->u.d, a->u.d->keys[i]);
+			const struct jv *other = rbln_jv_dict_get(b->u.d, a->u.d->keys[i]);
 
-			if (!other || !jv_equal(&a->u.d->vals[i], other))
+			if (!other || !rbln_jv_equal(&a->u.d->vals[i], other))
 				return false;
 		}
 		return true;
@@ -260,7 +260,7 @@ bool jv_equal(const struct jv *a, const struct jv *b)
 	}
 }
 
-const char *jv_type_name(const struct jv *v)
+const char *rbln_jv_type_name(const struct jv *v)
 {
 	switch (v->kind) {
 	case JV_UNDEFINED: return "Undefined";
@@ -278,15 +278,15 @@ const char *jv_type_name(const struct jv *v)
 	return "object";
 }
 
-int jv_compare(struct jctx *c, int line, const struct jv *a, const struct jv *b)
+int rbln_jv_compare(struct jctx *c, int line, const struct jv *a, const struct jv *b)
 {
 	size_t i, n;
 	int r;
 
-	if (jv_is_number(a) && jv_is_number(b)) {
+	if (rbln_jv_is_number(a) && rbln_jv_is_number(b)) {
 		if (a->kind != JV_FLOAT && b->kind != JV_FLOAT)
 			return (as_int(a) > as_int(b)) - (as_int(a) < as_int(b));
-		return (jv_as_double(a) > jv_as_double(b)) - (jv_as_double(a) < jv_as_double(b));
+		return (rbln_jv_as_double(a) > rbln_jv_as_double(b)) - (rbln_jv_as_double(a) < rbln_jv_as_double(b));
 	}
 	if (a->kind == JV_STR && b->kind == JV_STR) {
 		/* UTF-8 byte order is code point order, as in Python. */
@@ -299,12 +299,12 @@ int jv_compare(struct jctx *c, int line, const struct jv *a, const struct jv *b)
 	if (a->kind == JV_LIST && b->kind == JV_LIST) {
 		n = a->u.l->n < b->u.l->n ? a->u.l->n : b->u.l->n;
 		for (i = 0; i < n; i++) {
-			if (jv_equal(&a->u.l->items[i], &b->u.l->items[i]))
+			if (rbln_jv_equal(&a->u.l->items[i], &b->u.l->items[i]))
 				continue;
-			return jv_compare(c, line, &a->u.l->items[i], &b->u.l->items[i]);
+			return rbln_jv_compare(c, line, &a->u.l->items[i], &b->u.l->items[i]);
 		}
 		return (a->u.l->n > b->u.l->n) - (a->u.l->n < b->u.l->n);
 	}
-	jinja_fail(c, line, "'<' not supported between instances of '%s' and '%s'",
-		   jv_type_name(a), jv_type_name(b));
+	rbln_jinja_fail(c, line, "'<' not supported between instances of '%s' and '%s'",
+		   rbln_jv_type_name(a), rbln_jv_type_name(b));
 }

@@ -17,7 +17,7 @@ _Static_assert(sizeof(struct weight_file_header) == 48, "weight header layout");
 _Static_assert(sizeof(struct program_file_header) == 56, "program header layout");
 _Static_assert(sizeof(struct program_slot) == 16, "slot layout");
 
-int program_file_write(const char *path, const struct program_image *img,
+int rbln_program_file_write(const char *path, const struct program_image *img,
 		       struct rbln_error *err)
 {
 	size_t plen = strlen(path) + 8;
@@ -78,7 +78,7 @@ static int check_header(const char *path, const struct program_file_header *h,
 	return 0;
 }
 
-int program_file_read(const char *path, struct program_image *img, struct rbln_error *err)
+int rbln_program_file_read(const char *path, struct program_image *img, struct rbln_error *err)
 {
 	struct stat st;
 	int fd, rc;
@@ -126,11 +126,11 @@ int program_file_read(const char *path, struct program_image *img, struct rbln_e
 out:
 	close(fd);
 	if (rc)
-		program_image_free(img);
+		rbln_program_image_free(img);
 	return rc;
 }
 
-void program_image_free(struct program_image *img)
+void rbln_program_image_free(struct program_image *img)
 {
 	free(img->slots);
 	free(img->stream);
@@ -138,7 +138,7 @@ void program_image_free(struct program_image *img)
 	img->stream = NULL;
 }
 
-int weight_file_check(const char *path, const struct weight_file_header *h, uint64_t file_size,
+int rbln_weight_file_check(const char *path, const struct weight_file_header *h, uint64_t file_size,
 		      uint64_t compile_id, uint32_t rank, uint32_t tp, uint32_t dtype,
 		      uint64_t expected_size, struct rbln_error *err)
 {

@@ -59,17 +59,17 @@ struct program_image {
 };
 
 /* Writes path atomically (a temporary name, then rename). */
-int program_file_write(const char *path, const struct program_image *img,
+int rbln_program_file_write(const char *path, const struct program_image *img,
 		       struct rbln_error *err);
 /*
  * Reads and checks the structure (magic, version, sizes, slot count);
  * whether it fits the model is the caller's check.
  */
-int program_file_read(const char *path, struct program_image *img, struct rbln_error *err);
-void program_image_free(struct program_image *img);
+int rbln_program_file_read(const char *path, struct program_image *img, struct rbln_error *err);
+void rbln_program_image_free(struct program_image *img);
 
 /* Checks a weight file's header against what the loader expects. */
-int weight_file_check(const char *path, const struct weight_file_header *h, uint64_t file_size,
+int rbln_weight_file_check(const char *path, const struct weight_file_header *h, uint64_t file_size,
 		      uint64_t compile_id, uint32_t rank, uint32_t tp, uint32_t dtype,
 		      uint64_t expected_size, struct rbln_error *err);
 

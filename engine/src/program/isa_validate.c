@@ -16,7 +16,7 @@
 _Static_assert(DRM_RBLN_BO_READ == RBLN_MODEL_READ && DRM_RBLN_BO_WRITE == RBLN_MODEL_WRITE,
 	       "access bits");
 
-int program_validate_stream(const void *stream, size_t len, const uint64_t *slot_sizes,
+int rbln_program_validate_stream(const void *stream, size_t len, const uint64_t *slot_sizes,
 			    const uint32_t *slot_access, uint32_t n_slots, const char *what,
 			    struct rbln_error *err)
 {

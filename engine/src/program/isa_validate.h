@@ -24,7 +24,7 @@
  * DRM_RBLN_BO_* access bits; the message names the command, its opcode,
  * the operand and the reason.
  */
-int program_validate_stream(const void *stream, size_t len, const uint64_t *slot_sizes,
+int rbln_program_validate_stream(const void *stream, size_t len, const uint64_t *slot_sizes,
 			    const uint32_t *slot_access, uint32_t n_slots, const char *what,
 			    struct rbln_error *err);
 

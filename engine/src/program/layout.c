@@ -22,7 +22,7 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
-int layout_shape(const struct rbln_compiled_config *cc, uint32_t rank, struct layout_shape *s,
+int rbln_layout_shape(const struct rbln_compiled_config *cc, uint32_t rank, struct rbln_layout_shape *s,
 		 struct rbln_error *err)
 {
 	const struct rbln_llama_config *m = &cc->model;
@@ -55,7 +55,7 @@ int layout_shape(const struct rbln_compiled_config *cc, uint32_t rank, struct la
 	return 0;
 }
 
-uint64_t layout_packed_size(uint32_t n, uint32_t k, enum rbln_dtype dt)
+uint64_t rbln_layout_packed_size(uint32_t n, uint32_t k, enum rbln_dtype dt)
 {
 	uint64_t panels = (n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;
 
@@ -71,7 +71,7 @@ static uint64_t take(uint64_t *at, uint64_t size)
 	return off;
 }
 
-int layout_weights(const struct layout_shape *s, struct layout_weights *w)
+int rbln_layout_weights(const struct rbln_layout_shape *s, struct rbln_layout_weights *w)
 {
 	uint64_t es = rbln_dtype_size(s->wdtype), at = LAYOUT_WEIGHT_ALIGN, norm;
 	uint32_t l;
@@ -87,27 +87,27 @@ int layout_weights(const struct layout_shape *s, struct layout_weights *w)
 		struct layout_layer_weights *lw = &w->layer[l];
 
 		lw->input_norm = take(&at, norm);
-		lw->qkv = take(&at, layout_packed_size(s->qkv_cols, s->hidden, s->wdtype));
-		lw->o = take(&at, layout_packed_size(s->hidden, s->q_heads * s->head_dim,
+		lw->qkv = take(&at, rbln_layout_packed_size(s->qkv_cols, s->hidden, s->wdtype));
+		lw->o = take(&at, rbln_layout_packed_size(s->hidden, s->q_heads * s->head_dim,
 						     s->wdtype));
 		lw->post_norm = take(&at, norm);
-		lw->gate_up = take(&at, layout_packed_size(2 * s->inter, s->hidden, s->wdtype));
-		lw->down = take(&at, layout_packed_size(s->hidden, s->inter, s->wdtype));
+		lw->gate_up = take(&at, rbln_layout_packed_size(2 * s->inter, s->hidden, s->wdtype));
+		lw->down = take(&at, rbln_layout_packed_size(s->hidden, s->inter, s->wdtype));
 	}
 	w->final_norm = take(&at, norm);
-	w->lm_head = take(&at, layout_packed_size(s->vocab, s->hidden, s->wdtype));
+	w->lm_head = take(&at, rbln_layout_packed_size(s->vocab, s->hidden, s->wdtype));
 	w->size = align_up(at, LAYOUT_WEIGHT_ALIGN);
 	return 0;
 }
 
-void layout_weights_free(struct layout_weights *w)
+void rbln_layout_weights_free(struct rbln_layout_weights *w)
 {
 	free(w->layer);
 	w->layer = NULL;
 }
 
-void layout_kv(const struct rbln_compiled_config *cc, const struct layout_shape *s,
-	       struct layout_kv *kv)
+void rbln_layout_kv(const struct rbln_compiled_config *cc, const struct rbln_layout_shape *s,
+	       struct rbln_layout_kv *kv)
 {
 	kv->cache_size = (uint64_t)cc->kvcache_num_blocks * cc->kvcache_block_size *
 			 s->kv_heads * s->head_dim * rbln_dtype_size(s->kvdtype);
@@ -116,7 +116,7 @@ void layout_kv(const struct rbln_compiled_config *cc, const struct layout_shape 
 	kv->size = kv->layer_stride * s->layers;
 }
 
-uint32_t layout_partitions(const struct rbln_compiled_config *cc)
+uint32_t rbln_layout_partitions(const struct rbln_compiled_config *cc)
 {
 	return (cc->max_seq_len + cc->kvcache_partition_len - 1) / cc->kvcache_partition_len;
 }
@@ -129,8 +129,8 @@ static uint64_t region(uint64_t *at, uint64_t size)
 	return off;
 }
 
-void layout_io(const struct rbln_compiled_config *cc, const struct layout_shape *s,
-	       uint32_t tokens, uint32_t seqs, struct layout_io *io)
+void rbln_layout_io(const struct rbln_compiled_config *cc, const struct rbln_layout_shape *s,
+	       uint32_t tokens, uint32_t seqs, struct rbln_layout_io *io)
 {
 	uint64_t at = 0;
 
@@ -150,8 +150,8 @@ void layout_io(const struct rbln_compiled_config *cc, const struct layout_shape 
 	io->size = align_up(at, LAYOUT_ALIGN);
 }
 
-void layout_scratch(const struct rbln_compiled_config *cc, const struct layout_shape *s,
-		    uint32_t tokens, uint32_t seqs, struct layout_scratch *sc)
+void rbln_layout_scratch(const struct rbln_compiled_config *cc, const struct rbln_layout_shape *s,
+		    uint32_t tokens, uint32_t seqs, struct rbln_layout_scratch *sc)
 {
 	uint64_t t = tokens, at = 0;
 
@@ -163,13 +163,13 @@ void layout_scratch(const struct rbln_compiled_config *cc, const struct layout_s
 	sc->gate_up = region(&at, 8 * t * s->inter);
 	sc->act = region(&at, 4 * t * s->inter);
 	sc->sum = region(&at, 4 * t * s->hidden);
-	sc->work_size = 4 * t * s->q_heads * layout_partitions(cc) * (s->head_dim + 2ull);
+	sc->work_size = 4 * t * s->q_heads * rbln_layout_partitions(cc) * (s->head_dim + 2ull);
 	sc->work = region(&at, sc->work_size);
 	sc->sel = region(&at, 4ull * seqs * s->hidden);
 	sc->size = align_up(at, LAYOUT_ALIGN);
 }
 
-void layout_comm(const struct layout_shape *s, uint32_t tokens, struct layout_comm *c)
+void rbln_layout_comm(const struct rbln_layout_shape *s, uint32_t tokens, struct rbln_layout_comm *c)
 {
 	uint64_t at = 0;
 
@@ -179,7 +179,7 @@ void layout_comm(const struct layout_shape *s, uint32_t tokens, struct layout_co
 	c->size = align_up(at, LAYOUT_ALIGN);
 }
 
-uint32_t layout_programs(const struct rbln_compiled_config *cc,
+uint32_t rbln_layout_programs(const struct rbln_compiled_config *cc,
 			 struct layout_program progs[RBLN_MAX_DECODER_BATCHES + 1])
 {
 	uint32_t n = 0;
@@ -198,31 +198,31 @@ uint32_t layout_programs(const struct rbln_compiled_config *cc,
 	return n;
 }
 
-void layout_max_shape(const struct rbln_compiled_config *cc, uint32_t *tokens, uint32_t *seqs)
+void rbln_layout_max_shape(const struct rbln_compiled_config *cc, uint32_t *tokens, uint32_t *seqs)
 {
 	/* rbln_compile_resolve() keeps prefill_chunk_size >= batch_size >= every bucket. */
 	*tokens = cc->prefill_chunk_size;
 	*seqs = cc->batch_size;
 }
 
-int layout_buffers(const struct rbln_compiled_config *cc, const struct layout_shape *s,
-		   struct layout_buffers *b)
+int rbln_layout_buffers(const struct rbln_compiled_config *cc, const struct rbln_layout_shape *s,
+		   struct rbln_layout_buffers *b)
 {
-	struct layout_weights w;
-	struct layout_kv kv;
-	struct layout_io io;
-	struct layout_scratch sc;
-	struct layout_comm cm;
+	struct rbln_layout_weights w;
+	struct rbln_layout_kv kv;
+	struct rbln_layout_io io;
+	struct rbln_layout_scratch sc;
+	struct rbln_layout_comm cm;
 	uint32_t t, bs, p;
 
 	memset(b, 0, sizeof(*b));
-	if (layout_weights(s, &w))
+	if (rbln_layout_weights(s, &w))
 		return -ENOMEM;
-	layout_max_shape(cc, &t, &bs);
-	layout_kv(cc, s, &kv);
-	layout_io(cc, s, t, bs, &io);
-	layout_scratch(cc, s, t, bs, &sc);
-	layout_comm(s, t, &cm);
+	rbln_layout_max_shape(cc, &t, &bs);
+	rbln_layout_kv(cc, s, &kv);
+	rbln_layout_io(cc, s, t, bs, &io);
+	rbln_layout_scratch(cc, s, t, bs, &sc);
+	rbln_layout_comm(s, t, &cm);
 	b->size[SLOT_WEIGHTS] = w.size;
 	b->access[SLOT_WEIGHTS] = DRM_RBLN_BO_READ;
 	b->size[SLOT_KV] = kv.size;
@@ -243,6 +243,6 @@ int layout_buffers(const struct rbln_compiled_config *cc, const struct layout_sh
 		}
 		b->n_slots += s->tp;
 	}
-	layout_weights_free(&w);
+	rbln_layout_weights_free(&w);
 	return 0;
 }

@@ -30,7 +30,7 @@ enum layout_slot {
 /* Weight tensors start on pages, so that a file mapping can be used as is. */
 #define LAYOUT_WEIGHT_ALIGN 4096u
 
-struct layout_shape {
+struct rbln_layout_shape {
 	uint32_t tp, rank;
 	uint32_t hidden;
 	uint32_t layers;
@@ -56,7 +56,7 @@ struct layout_layer_weights {
 	uint64_t down;			/* packed [hidden, inter] */
 };
 
-struct layout_weights {
+struct rbln_layout_weights {
 	uint64_t header;		/* the weight file header, at 0 */
 	uint64_t embed;			/* row-major [vocab, hidden] for EMBED */
 	uint64_t final_norm;		/* [hidden] */
@@ -66,14 +66,14 @@ struct layout_weights {
 	struct layout_layer_weights *layer;	/* n_layers entries, malloc'd */
 };
 
-struct layout_kv {
+struct rbln_layout_kv {
 	uint64_t layer_stride;		/* bytes of one layer's K and V */
 	uint64_t cache_size;		/* bytes of one K (or V) cache of a layer */
 	uint64_t size;
 };
 
 /* Offsets in SLOT_IO of one program's arguments and results. */
-struct layout_io {
+struct rbln_layout_io {
 	uint32_t tokens, seqs, max_blocks;
 	uint64_t ids;			/* int32 [T] token ids */
 	uint64_t pos;			/* int32 [T] positions */
@@ -88,7 +88,7 @@ struct layout_io {
 };
 
 /* Offsets in SLOT_SCRATCH. */
-struct layout_scratch {
+struct rbln_layout_scratch {
 	uint64_t h;			/* float [T, hidden] residual stream */
 	uint64_t xn;			/* float [T, hidden] normalised */
 	uint64_t qkv;			/* float [T, qkv_cols] */
@@ -103,40 +103,40 @@ struct layout_scratch {
 };
 
 /* SLOT_COMM + rank: a semaphore and two areas rank publishes partial sums in. */
-struct layout_comm {
+struct rbln_layout_comm {
 	uint64_t sem;			/* u64 counter, rank 0's: arrivals at collectives */
 	uint64_t area[2];		/* float [T, hidden] each, used alternately */
 	uint64_t size;
 };
 
-int layout_shape(const struct rbln_compiled_config *cc, uint32_t rank, struct layout_shape *s,
+int rbln_layout_shape(const struct rbln_compiled_config *cc, uint32_t rank, struct rbln_layout_shape *s,
 		 struct rbln_error *err);
-int layout_weights(const struct layout_shape *s, struct layout_weights *w);
-void layout_weights_free(struct layout_weights *w);
-void layout_kv(const struct rbln_compiled_config *cc, const struct layout_shape *s,
-	       struct layout_kv *kv);
-void layout_io(const struct rbln_compiled_config *cc, const struct layout_shape *s,
-	       uint32_t tokens, uint32_t seqs, struct layout_io *io);
-void layout_scratch(const struct rbln_compiled_config *cc, const struct layout_shape *s,
-		    uint32_t tokens, uint32_t seqs, struct layout_scratch *sc);
-void layout_comm(const struct layout_shape *s, uint32_t tokens, struct layout_comm *c);
+int rbln_layout_weights(const struct rbln_layout_shape *s, struct rbln_layout_weights *w);
+void rbln_layout_weights_free(struct rbln_layout_weights *w);
+void rbln_layout_kv(const struct rbln_compiled_config *cc, const struct rbln_layout_shape *s,
+	       struct rbln_layout_kv *kv);
+void rbln_layout_io(const struct rbln_compiled_config *cc, const struct rbln_layout_shape *s,
+	       uint32_t tokens, uint32_t seqs, struct rbln_layout_io *io);
+void rbln_layout_scratch(const struct rbln_compiled_config *cc, const struct rbln_layout_shape *s,
+		    uint32_t tokens, uint32_t seqs, struct rbln_layout_scratch *sc);
+void rbln_layout_comm(const struct rbln_layout_shape *s, uint32_t tokens, struct rbln_layout_comm *c);
 
 /* KV partitions ATTENTION splits a block-table row into. */
-uint32_t layout_partitions(const struct rbln_compiled_config *cc);
+uint32_t rbln_layout_partitions(const struct rbln_compiled_config *cc);
 /* Bytes of a packed weight matrix [n, k]. */
-uint64_t layout_packed_size(uint32_t n, uint32_t k, enum rbln_dtype dt);
+uint64_t rbln_layout_packed_size(uint32_t n, uint32_t k, enum rbln_dtype dt);
 
 #define LAYOUT_MAX_SLOTS (SLOT_COMM + RBLN_MAX_TENSOR_PARALLEL)
 
 /* The buffers of a rank, one per slot, shared by all its programs. */
-struct layout_buffers {
+struct rbln_layout_buffers {
 	uint32_t n_slots;
 	uint64_t size[LAYOUT_MAX_SLOTS];
 	uint32_t access[LAYOUT_MAX_SLOTS];	/* DRM_RBLN_BO_* as programs use them */
 };
 
-int layout_buffers(const struct rbln_compiled_config *cc, const struct layout_shape *s,
-		   struct layout_buffers *b);
+int rbln_layout_buffers(const struct rbln_compiled_config *cc, const struct rbln_layout_shape *s,
+		   struct rbln_layout_buffers *b);
 
 /* The program shapes every rank has: the prefill, then each decoder bucket. */
 struct layout_program {
@@ -145,9 +145,9 @@ struct layout_program {
 	uint32_t seqs;			/* B */
 };
 
-uint32_t layout_programs(const struct rbln_compiled_config *cc,
+uint32_t rbln_layout_programs(const struct rbln_compiled_config *cc,
 			 struct layout_program progs[RBLN_MAX_DECODER_BATCHES + 1]);
 /* The largest shape every shared buffer is sized for. */
-void layout_max_shape(const struct rbln_compiled_config *cc, uint32_t *tokens, uint32_t *seqs);
+void rbln_layout_max_shape(const struct rbln_compiled_config *cc, uint32_t *tokens, uint32_t *seqs);
 
 #endif

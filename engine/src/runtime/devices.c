@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "rbln_accel.h"
-#include "runtime/engine_internal.h"
+#include "runtime/runtime_internal.h"
 
 static int npu_err(struct rbln_error *err, int rc, const char *what, uint32_t rank)
 {
@@ -36,7 +36,7 @@ static unsigned int emul_engines(uint32_t tp)
 	return (unsigned int)(cpus / tp > 0 ? cpus / tp : 1);
 }
 
-static int open_context(struct rbln_engine *e, const char *devices, struct rbln_error *err)
+static int open_context(struct rbln_runtime *e, const char *devices, struct rbln_error *err)
 {
 	struct npu_context_options o = {
 		.struct_size = sizeof(o),
@@ -77,7 +77,7 @@ static int alloc_slot(struct rank *rk, uint32_t slot, uint32_t flags, uint32_t r
 	return 0;
 }
 
-static int open_rank(struct rbln_engine *e, uint32_t r, struct rbln_error *err)
+static int open_rank(struct rbln_runtime *e, uint32_t r, struct rbln_error *err)
 {
 	struct rank *rk = &e->ranks[r];
 	struct npu_device_info info;
@@ -97,10 +97,10 @@ static int open_rank(struct rbln_engine *e, uint32_t r, struct rbln_error *err)
 	rc = npu_queue_create(rk->dev, NPU_PRIORITY_NORMAL, &rk->queue);
 	if (rc)
 		return npu_err(err, rc, "creating a queue", r);
-	rc = layout_shape(&e->cc, r, &rk->shape, err);
+	rc = rbln_layout_shape(&e->cc, r, &rk->shape, err);
 	if (rc)
 		return rc;
-	if (layout_buffers(&e->cc, &rk->shape, &rk->bufs))
+	if (rbln_layout_buffers(&e->cc, &rk->shape, &rk->bufs))
 		return rbln_error_set(err, -ENOMEM, "out of memory");
 	if ((rc = alloc_slot(rk, SLOT_WEIGHTS, 0, r, err)) ||
 	    (rc = alloc_slot(rk, SLOT_KV, 0, r, err)) ||
@@ -125,7 +125,7 @@ static int open_rank(struct rbln_engine *e, uint32_t r, struct rbln_error *err)
 }
 
 /* Every rank imports every other rank's comm buffer. */
-static int share_comm(struct rbln_engine *e, struct rbln_error *err)
+static int share_comm(struct rbln_runtime *e, struct rbln_error *err)
 {
 	uint32_t r, p;
 	int rc;
@@ -154,7 +154,7 @@ static void fill_uses(struct rank *rk)
 	}
 }
 
-int ranks_open(struct rbln_engine *e, const char *devices, struct rbln_error *err)
+int rbln_ranks_open(struct rbln_runtime *e, const char *devices, struct rbln_error *err)
 {
 	uint32_t r;
 	int rc;
@@ -173,7 +173,7 @@ int ranks_open(struct rbln_engine *e, const char *devices, struct rbln_error *er
 	return rc;
 }
 
-void ranks_close(struct rbln_engine *e)
+void rbln_ranks_close(struct rbln_runtime *e)
 {
 	uint32_t r, i;
 

@@ -8,9 +8,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "runtime/engine_internal.h"
+#include "runtime/runtime_internal.h"
 
-int kv_pool_init(struct kv_pool *p, uint32_t blocks, uint32_t block_size)
+int rbln_kv_pool_init(struct kv_pool *p, uint32_t blocks, uint32_t block_size)
 {
 	uint32_t i;
 
@@ -25,33 +25,33 @@ int kv_pool_init(struct kv_pool *p, uint32_t blocks, uint32_t block_size)
 	return 0;
 }
 
-void kv_pool_free(struct kv_pool *p)
+void rbln_kv_pool_free(struct kv_pool *p)
 {
 	free(p->free_ids);
 	p->free_ids = NULL;
 }
 
-uint32_t kv_pool_blocks_for(const struct kv_pool *p, size_t tokens)
+uint32_t rbln_kv_pool_blocks_for(const struct kv_pool *p, size_t tokens)
 {
 	return (uint32_t)((tokens + p->block_size - 1) / p->block_size);
 }
 
-uint32_t kv_blocks_to_grow(const struct rbln_seq *s, size_t n)
+uint32_t rbln_kv_blocks_to_grow(const struct rbln_seq *s, size_t n)
 {
-	uint32_t want = kv_pool_blocks_for(&s->e->kv, s->n_computed + n);
+	uint32_t want = rbln_kv_pool_blocks_for(&s->e->kv, s->n_computed + n);
 
 	return want > s->n_blocks ? want - s->n_blocks : 0;
 }
 
-bool kv_can_grow(const struct rbln_seq *s, size_t n)
+bool rbln_kv_can_grow(const struct rbln_seq *s, size_t n)
 {
-	return kv_blocks_to_grow(s, n) <= s->e->kv.n_free;
+	return rbln_kv_blocks_to_grow(s, n) <= s->e->kv.n_free;
 }
 
-bool kv_grow(struct rbln_seq *s, size_t n)
+bool rbln_kv_grow(struct rbln_seq *s, size_t n)
 {
 	struct kv_pool *p = &s->e->kv;
-	uint32_t need = kv_blocks_to_grow(s, n);
+	uint32_t need = rbln_kv_blocks_to_grow(s, n);
 
 	if (need > p->n_free)
 		return false;
@@ -60,14 +60,14 @@ bool kv_grow(struct rbln_seq *s, size_t n)
 	return true;
 }
 
-size_t kv_room(const struct rbln_seq *s)
+size_t rbln_kv_room(const struct rbln_seq *s)
 {
 	const struct kv_pool *p = &s->e->kv;
 
 	return ((size_t)s->n_blocks + p->n_free) * p->block_size - s->n_computed;
 }
 
-void kv_release(struct rbln_seq *s)
+void rbln_kv_release(struct rbln_seq *s)
 {
 	struct kv_pool *p = &s->e->kv;
 

@@ -26,8 +26,8 @@
  *     not, under RBLN_ADMIT_FIRST_FIT later ones may.  Several prompts
  *     share a step; a long one is cut into chunks over several steps.
  *
- * The KV pool decides what fits (kv_can_grow, kv_room) and the planner
- * takes the blocks of what it plans (kv_grow, like vLLM's
+ * The KV pool decides what fits (rbln_kv_can_grow, rbln_kv_room) and the planner
+ * takes the blocks of what it plans (rbln_kv_grow, like vLLM's
  * allocate_slots), so nothing here turns tokens into blocks.
  *
  * When nothing can run although sequences have work (running prefills
@@ -49,7 +49,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "runtime/engine_internal.h"
+#include "runtime/runtime_internal.h"
 
 static int64_t mono_ns(void)
 {
@@ -69,7 +69,7 @@ static bool is_decode(const struct rbln_seq *s)
 	return rbln_seq_pending(s) == 1 && s->n_computed > 0;
 }
 
-static void preempt(struct rbln_engine *e, struct rbln_seq *s)
+static void preempt(struct rbln_runtime *e, struct rbln_seq *s)
 {
 	const struct rbln_plan_policy *pol = &e->planner.policy;
 
@@ -79,7 +79,7 @@ static void preempt(struct rbln_engine *e, struct rbln_seq *s)
 }
 
 /* The newest running sequence other than keep; NULL if none. */
-static struct rbln_seq *newest_running(struct rbln_engine *e, const struct rbln_seq *keep)
+static struct rbln_seq *newest_running(struct rbln_runtime *e, const struct rbln_seq *keep)
 {
 	struct rbln_seq *s;
 
@@ -94,12 +94,12 @@ static struct rbln_seq *newest_running(struct rbln_engine *e, const struct rbln_
  * (all newer than s: what was planned so far is older) until it can.
  * Returns false when s itself had to go.
  */
-static bool make_room(struct rbln_engine *e, struct rbln_seq *s, uint32_t *running,
+static bool make_room(struct rbln_runtime *e, struct rbln_seq *s, uint32_t *running,
 		      uint32_t *preemptions)
 {
 	struct rbln_seq *v;
 
-	while (!kv_grow(s, 1)) {
+	while (!rbln_kv_grow(s, 1)) {
 		v = newest_running(e, NULL);
 		preempt(e, v);
 		(*running)--;
@@ -111,7 +111,7 @@ static bool make_room(struct rbln_engine *e, struct rbln_seq *s, uint32_t *runni
 }
 
 /* Prefill tokens the next step could take: prefills under way and admissions. */
-static size_t prefill_work(const struct rbln_engine *e, uint32_t running)
+static size_t prefill_work(const struct rbln_runtime *e, uint32_t running)
 {
 	uint32_t max_seqs = e->planner.policy.max_seqs;
 	uint32_t slots = max_seqs > running ? max_seqs - running : 0;
@@ -132,7 +132,7 @@ static size_t prefill_work(const struct rbln_engine *e, uint32_t running)
 }
 
 /* Whether prefill work should wait for more to join it (see the top of the file). */
-static bool defer_prefill(struct rbln_engine *e, uint32_t budget_left, uint32_t running)
+static bool defer_prefill(struct rbln_runtime *e, uint32_t budget_left, uint32_t running)
 {
 	struct planner *p = &e->planner;
 	size_t work = prefill_work(e, running);
@@ -152,7 +152,7 @@ static size_t min_size(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
-static size_t plan_once(struct rbln_engine *e, struct rbln_step_item *items)
+static size_t plan_once(struct rbln_runtime *e, struct rbln_step_item *items)
 {
 	const struct rbln_plan_policy *pol = &e->planner.policy;
 	uint32_t running = 0, preemptions = 0, tokens = 0;
@@ -178,8 +178,8 @@ static size_t plan_once(struct rbln_engine *e, struct rbln_step_item *items)
 	for (s = e->head; s && n < pol->max_seqs && tokens < pol->step_tokens; s = s->next) {
 		if (!is_running(s) || is_decode(s) || !rbln_seq_pending(s))
 			continue;
-		take = min_size(min_size(rbln_seq_pending(s), pol->step_tokens - tokens), kv_room(s));
-		if (!take || !kv_grow(s, take))
+		take = min_size(min_size(rbln_seq_pending(s), pol->step_tokens - tokens), rbln_kv_room(s));
+		if (!take || !rbln_kv_grow(s, take))
 			continue;
 		items[n++] = (struct rbln_step_item){ .seq = s, .n_tokens = (uint32_t)take };
 		tokens += (uint32_t)take;
@@ -191,13 +191,13 @@ static size_t plan_once(struct rbln_engine *e, struct rbln_step_item *items)
 
 		if (is_running(s) || !pending)
 			continue;
-		if (!kv_can_grow(s, pending)) {
+		if (!rbln_kv_can_grow(s, pending)) {
 			if (pol->admission == RBLN_ADMIT_FCFS)
 				break;
 			continue;
 		}
 		take = min_size(pending, pol->step_tokens - tokens);
-		kv_grow(s, take);
+		rbln_kv_grow(s, take);
 		running++;
 		items[n++] = (struct rbln_step_item){ .seq = s, .n_tokens = (uint32_t)take };
 		tokens += (uint32_t)take;
@@ -205,7 +205,7 @@ static size_t plan_once(struct rbln_engine *e, struct rbln_step_item *items)
 	return n;
 }
 
-size_t rbln_engine_plan(struct rbln_engine *e, struct rbln_step_item *items)
+size_t rbln_runtime_plan(struct rbln_runtime *e, struct rbln_step_item *items)
 {
 	struct rbln_seq *first, *victim;
 	size_t n;
@@ -224,7 +224,7 @@ size_t rbln_engine_plan(struct rbln_engine *e, struct rbln_step_item *items)
 	}
 }
 
-int rbln_engine_step(struct rbln_engine *e, struct rbln_step_stats *st, struct rbln_error *err)
+int rbln_runtime_step(struct rbln_runtime *e, struct rbln_step_stats *st, struct rbln_error *err)
 {
 	struct rbln_step_item *items = calloc(e->cc.batch_size, sizeof(*items));
 	size_t n;
@@ -232,13 +232,13 @@ int rbln_engine_step(struct rbln_engine *e, struct rbln_step_stats *st, struct r
 
 	if (!items)
 		return rbln_error_set(err, -ENOMEM, "out of memory");
-	n = rbln_engine_plan(e, items);
-	rc = n ? rbln_engine_run(e, items, n, st, err) : 0;
+	n = rbln_runtime_plan(e, items);
+	rc = n ? rbln_runtime_run(e, items, n, st, err) : 0;
 	free(items);
 	return rc < 0 ? rc : (int)n;
 }
 
-void planner_init(struct rbln_engine *e)
+void rbln_planner_init(struct rbln_runtime *e)
 {
 	struct planner *p = &e->planner;
 
@@ -248,7 +248,7 @@ void planner_init(struct rbln_engine *e)
 	p->policy.admission = RBLN_ADMIT_FCFS;
 }
 
-int rbln_engine_set_policy(struct rbln_engine *e, const struct rbln_plan_policy *policy,
+int rbln_runtime_set_policy(struct rbln_runtime *e, const struct rbln_plan_policy *policy,
 			   struct rbln_error *err)
 {
 	struct rbln_plan_policy p = *policy;
@@ -271,7 +271,7 @@ int rbln_engine_set_policy(struct rbln_engine *e, const struct rbln_plan_policy 
 	return 0;
 }
 
-void planner_step_done(struct rbln_engine *e, bool prefill, uint64_t ns)
+void rbln_planner_step_done(struct rbln_runtime *e, bool prefill, uint64_t ns)
 {
 	struct planner *p = &e->planner;
 

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/engine_internal.h"
+#include "runtime/runtime_internal.h"
 
-int seq_push_token(struct rbln_seq *s, int32_t id)
+int rbln_seq_push_token(struct rbln_seq *s, int32_t id)
 {
 	if (s->n_tokens == s->cap) {
 		size_t ncap = s->cap * 2;
@@ -36,7 +36,7 @@ static int check_runtime_params(const struct rbln_sampling_params *p, struct rbl
 	return 0;
 }
 
-int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_prompt,
+int rbln_runtime_add(struct rbln_runtime *e, const int32_t *prompt, size_t n_prompt,
 		    const struct rbln_sampling_params *params, unsigned flags,
 		    struct rbln_seq **out, struct rbln_error *err)
 {
@@ -71,7 +71,7 @@ int rbln_engine_add(struct rbln_engine *e, const int32_t *prompt, size_t n_promp
 	s->e = e;
 	s->cap = n_prompt + 16;
 	s->tokens = malloc(s->cap * sizeof(*s->tokens));
-	s->blocks = malloc(kv_pool_blocks_for(&e->kv, e->cc.max_seq_len) * sizeof(*s->blocks));
+	s->blocks = malloc(rbln_kv_pool_blocks_for(&e->kv, e->cc.max_seq_len) * sizeof(*s->blocks));
 	s->keep_prompt_logits = flags & RBLN_SEQ_KEEP_PROMPT_LOGITS;
 	if (s->keep_prompt_logits)
 		s->prompt_logits = malloc((size_t)e->vocab * sizeof(float));
@@ -105,25 +105,25 @@ void rbln_seq_abort(struct rbln_seq *s)
 {
 	if (s->end == RBLN_SEQ_RUNNING)
 		s->end = RBLN_SEQ_END_ABORT;
-	kv_release(s);
+	rbln_kv_release(s);
 }
 
 void rbln_seq_preempt(struct rbln_seq *s)
 {
 	if (s->end != RBLN_SEQ_RUNNING || !s->n_blocks)
 		return;
-	kv_release(s);
+	rbln_kv_release(s);
 	s->preemptions++;
 }
 
 void rbln_seq_release(struct rbln_seq *s)
 {
-	struct rbln_engine *e;
+	struct rbln_runtime *e;
 
 	if (!s)
 		return;
 	e = s->e;
-	kv_release(s);
+	rbln_kv_release(s);
 	if (s->prev)
 		s->prev->next = s->next;
 	else

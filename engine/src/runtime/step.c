@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * One step (see rbln_engine_run() in rbln_engine.h): pick the program,
+ * One step (see rbln_runtime_run() in rbln_runtime.h): pick the program,
  * take KV blocks, write the argument block, submit one program per
  * device, wait, and sample from the results.
  *
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/engine_internal.h"
+#include "runtime/runtime_internal.h"
 
 static uint64_t now_ns(void)
 {
@@ -24,7 +24,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int check_items(struct rbln_engine *e, const struct rbln_step_item *items, size_t n,
+static int check_items(struct rbln_runtime *e, const struct rbln_step_item *items, size_t n,
 		       uint32_t *total, struct rbln_error *err)
 {
 	size_t i, j;
@@ -53,7 +53,7 @@ static int check_items(struct rbln_engine *e, const struct rbln_step_item *items
 }
 
 /* The smallest decoder bucket holding n one-token items, else the prefill program. */
-static uint32_t pick_program(const struct rbln_engine *e, size_t n, uint32_t total)
+static uint32_t pick_program(const struct rbln_runtime *e, size_t n, uint32_t total)
 {
 	uint32_t p;
 
@@ -69,19 +69,19 @@ static uint32_t pick_program(const struct rbln_engine *e, size_t n, uint32_t tot
  * The blocks the items need, all or none (the planner took them already;
  * a caller planning its own steps may not have).
  */
-static int take_blocks(struct rbln_engine *e, const struct rbln_step_item *items, size_t n,
+static int take_blocks(struct rbln_runtime *e, const struct rbln_step_item *items, size_t n,
 		       struct rbln_error *err)
 {
 	uint64_t need = 0;
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		need += kv_blocks_to_grow(items[i].seq, items[i].n_tokens);
+		need += rbln_kv_blocks_to_grow(items[i].seq, items[i].n_tokens);
 	if (need > e->kv.n_free)
 		return rbln_error_set(err, -ENOSPC, "the step needs %llu KV blocks, %u are free",
 				      (unsigned long long)need, e->kv.n_free);
 	for (i = 0; i < n; i++)
-		kv_grow(items[i].seq, items[i].n_tokens);
+		rbln_kv_grow(items[i].seq, items[i].n_tokens);
 	return 0;
 }
 
@@ -91,10 +91,10 @@ static void put_i32(unsigned char *base, uint64_t off, size_t i, int32_t v)
 }
 
 /* The argument block of rank 0, then copied to the others (inputs are the same). */
-static void write_args(struct rbln_engine *e, uint32_t p, const struct rbln_step_item *items,
+static void write_args(struct rbln_runtime *e, uint32_t p, const struct rbln_step_item *items,
 		       size_t n)
 {
-	const struct layout_io *io = &e->io[p];
+	const struct rbln_layout_io *io = &e->io[p];
 	unsigned char *a = e->ranks[0].io;
 	uint32_t bs = e->cc.kvcache_block_size, row = 0, t;
 	size_t i, b;
@@ -125,15 +125,15 @@ static void write_args(struct rbln_engine *e, uint32_t p, const struct rbln_step
 		memcpy(e->ranks[i].io, a, io->logits);
 }
 
-static int submit_all(struct rbln_engine *e, uint32_t p, struct rbln_error *err)
+static int submit_all(struct rbln_runtime *e, uint32_t p, struct rbln_error *err)
 {
-	struct layout_comm comm;
+	struct rbln_layout_comm comm;
 	npu_fence *fences[RBLN_MAX_TENSOR_PARALLEL];
 	uint32_t r, max_t, max_b, submitted = 0;
 	int rc = 0, wrc;
 
-	layout_max_shape(&e->cc, &max_t, &max_b);
-	layout_comm(&e->ranks[0].shape, max_t, &comm);
+	rbln_layout_max_shape(&e->cc, &max_t, &max_b);
+	rbln_layout_comm(&e->ranks[0].shape, max_t, &comm);
 	/* The all-reduces count from zero in every step; no device runs now. */
 	for (r = 0; r < e->tp && e->tp > 1; r++)
 		memset(e->ranks[r].comm + comm.sem, 0, 8);
@@ -174,7 +174,7 @@ static bool is_in(int32_t id, const int32_t *ids, size_t n)
 	return false;
 }
 
-static bool is_eos(const struct rbln_engine *e, int32_t id)
+static bool is_eos(const struct rbln_runtime *e, int32_t id)
 {
 	size_t i;
 
@@ -184,7 +184,7 @@ static bool is_eos(const struct rbln_engine *e, int32_t id)
 	return false;
 }
 
-static void gather_logits(struct rbln_engine *e, const struct layout_io *io, size_t b)
+static void gather_logits(struct rbln_runtime *e, const struct rbln_layout_io *io, size_t b)
 {
 	uint32_t r, vr = e->ranks[0].shape.vocab;
 
@@ -194,7 +194,7 @@ static void gather_logits(struct rbln_engine *e, const struct layout_io *io, siz
 }
 
 /* The ranks' ARGMAX results combined: the first rank wins ties, NaN beats all. */
-static int32_t device_argmax(const struct rbln_engine *e, const struct layout_io *io, size_t b)
+static int32_t device_argmax(const struct rbln_runtime *e, const struct rbln_layout_io *io, size_t b)
 {
 	float best = 0, v;
 	int32_t id = -1, i;
@@ -213,7 +213,7 @@ static int32_t device_argmax(const struct rbln_engine *e, const struct layout_io
 	return id;
 }
 
-static int32_t sample(struct rbln_engine *e, struct rbln_seq *s, const struct layout_io *io,
+static int32_t sample(struct rbln_runtime *e, struct rbln_seq *s, const struct rbln_layout_io *io,
 		      size_t b)
 {
 	int32_t mask[RBLN_MAX_EOS_IDS + RBLN_SAMPLING_MAX_STOP_IDS];
@@ -243,7 +243,7 @@ static int32_t sample(struct rbln_engine *e, struct rbln_seq *s, const struct la
 }
 
 /* Appends a sampled id or ends the sequence with it. */
-static int take_token(struct rbln_engine *e, struct rbln_seq *s, int32_t id)
+static int take_token(struct rbln_runtime *e, struct rbln_seq *s, int32_t id)
 {
 	size_t n_out;
 	int rc;
@@ -252,22 +252,22 @@ static int take_token(struct rbln_engine *e, struct rbln_seq *s, int32_t id)
 	    is_in(id, s->params.stop_token_ids, s->params.n_stop_token_ids)) {
 		s->end = RBLN_SEQ_END_STOP;
 		s->stop_token = id;
-		kv_release(s);
+		rbln_kv_release(s);
 		return 0;
 	}
-	rc = seq_push_token(s, id);
+	rc = rbln_seq_push_token(s, id);
 	if (rc)
 		return rc;
 	n_out = s->n_tokens - s->n_prompt;
 	if ((s->params.max_tokens >= 0 && n_out >= (size_t)s->params.max_tokens) ||
 	    s->n_tokens >= e->cc.max_seq_len) {
 		s->end = RBLN_SEQ_END_LENGTH;
-		kv_release(s);
+		rbln_kv_release(s);
 	}
 	return 0;
 }
 
-int rbln_engine_run(struct rbln_engine *e, const struct rbln_step_item *items, size_t n,
+int rbln_runtime_run(struct rbln_runtime *e, const struct rbln_step_item *items, size_t n,
 		    struct rbln_step_stats *st, struct rbln_error *err)
 {
 	uint64_t t0 = now_ns();
@@ -306,7 +306,7 @@ int rbln_engine_run(struct rbln_engine *e, const struct rbln_step_item *items, s
 			rbln_error_set(err, rc, "out of memory");
 		sampled++;
 	}
-	planner_step_done(e, p == 0, now_ns() - t0);
+	rbln_planner_step_done(e, p == 0, now_ns() - t0);
 	if (st) {
 		st->tokens = total;
 		st->prompt_tokens = prompt_tokens;

@@ -16,12 +16,12 @@
 
 #include "program/files.h"
 #include "program/isa_validate.h"
-#include "runtime/engine_internal.h"
+#include "runtime/runtime_internal.h"
 #include "util/file.h"
 
 #define STAGING_BYTES (16u << 20)
 
-static int upload_rank(struct rbln_engine *e, uint32_t r, struct rbln_error *err)
+static int upload_rank(struct rbln_runtime *e, uint32_t r, struct rbln_error *err)
 {
 	struct rank *rk = &e->ranks[r];
 	uint64_t size = rk->bufs.size[SLOT_WEIGHTS], off;
@@ -44,7 +44,7 @@ static int upload_rank(struct rbln_engine *e, uint32_t r, struct rbln_error *err
 		rc = rbln_error_set(err, -EIO, "%s: cannot read the header", path);
 		goto out;
 	}
-	rc = weight_file_check(path, &hdr, (uint64_t)st.st_size, e->cc.compile_id, r, e->tp,
+	rc = rbln_weight_file_check(path, &hdr, (uint64_t)st.st_size, e->cc.compile_id, r, e->tp,
 			       (uint32_t)e->cc.dtype, size, err);
 	if (rc)
 		goto out;
@@ -81,7 +81,7 @@ out:
 	return rc;
 }
 
-int ranks_upload_weights(struct rbln_engine *e, struct rbln_error *err)
+int rbln_ranks_upload_weights(struct rbln_runtime *e, struct rbln_error *err)
 {
 	uint32_t r;
 	int rc = 0;
@@ -92,7 +92,7 @@ int ranks_upload_weights(struct rbln_engine *e, struct rbln_error *err)
 }
 
 /* Header and slot table against what this configuration and rank need. */
-static int check_program(const struct rbln_engine *e, const struct rank *rk, uint32_t r,
+static int check_program(const struct rbln_runtime *e, const struct rank *rk, uint32_t r,
 			 const struct layout_program *lp, const struct program_image *img,
 			 const char *path, struct rbln_error *err)
 {
@@ -126,7 +126,7 @@ static int check_program(const struct rbln_engine *e, const struct rank *rk, uin
 	return 0;
 }
 
-static int load_rank_programs(struct rbln_engine *e, uint32_t r, struct rbln_error *err)
+static int load_rank_programs(struct rbln_runtime *e, uint32_t r, struct rbln_error *err)
 {
 	struct rank *rk = &e->ranks[r];
 	struct program_image img[ENGINE_MAX_PROGRAMS];
@@ -146,11 +146,11 @@ static int load_rank_programs(struct rbln_engine *e, uint32_t r, struct rbln_err
 			rc = rbln_error_set(err, -ENOMEM, "out of memory");
 			break;
 		}
-		rc = program_file_read(path, &img[p], err);
+		rc = rbln_program_file_read(path, &img[p], err);
 		if (!rc)
 			rc = check_program(e, rk, r, &e->progs[p], &img[p], path, err);
 		if (!rc)
-			rc = program_validate_stream(img[p].stream, img[p].hdr.stream_size,
+			rc = rbln_program_validate_stream(img[p].stream, img[p].hdr.stream_size,
 						     sizes, rk->bufs.access, rk->bufs.n_slots,
 						     path, err);
 		rk->prog_offset[p] = total;
@@ -172,11 +172,11 @@ static int load_rank_programs(struct rbln_engine *e, uint32_t r, struct rbln_err
 		}
 	}
 	for (p = 0; p < e->n_progs; p++)
-		program_image_free(&img[p]);
+		rbln_program_image_free(&img[p]);
 	return rc;
 }
 
-int ranks_load_programs(struct rbln_engine *e, struct rbln_error *err)
+int rbln_ranks_load_programs(struct rbln_runtime *e, struct rbln_error *err)
 {
 	uint32_t r;
 	int rc = 0;

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "serve/grpc/grpc_infer.h"
-#include "serve/request_build.h"
+#include "serve/api/request_build.h"
 
 static struct serve_model_config cfg;
 static struct rbln_tokenizer *tok;

@@ -24,9 +24,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "serve/repository.h"
-#include "serve/served_model.h"
-#include "serve/server.h"
+#include "serve/http/server.h"
+#include "serve/model/served_model.h"
+#include "serve/repository/repository.h"
 
 #define FUZZ_API_KEY "fuzz-key"
 /* The deadlines below are 1 s: an input left unanswered longer is a hang. */

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "serve/model_config.h"
+#include "serve/repository/model_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

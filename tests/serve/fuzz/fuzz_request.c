@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/request.h"
-#include "serve/request_build.h"
+#include "serve/api/request.h"
+#include "serve/api/request_build.h"
 
 static struct serve_model_config cfgs[4];
 static size_t n_cfgs;

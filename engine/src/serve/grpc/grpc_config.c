@@ -199,20 +199,20 @@ static int from_object(const ProtobufCMessageDescriptor *d, json_object *o,
 	return 0;
 }
 
-int grpc_config_from_json(json_object *json, ProtobufCMessage **out, struct rbln_error *err)
+int serve_grpc_config_from_json(json_object *json, ProtobufCMessage **out, struct rbln_error *err)
 {
 	int rc;
 
 	*out = NULL;
 	rc = from_object(&inference__model_config__descriptor, json, out, err);
 	if (rc) {
-		grpc_config_free(*out);
+		serve_grpc_config_free(*out);
 		*out = NULL;
 	}
 	return rc;
 }
 
-void grpc_config_free(ProtobufCMessage *m)
+void serve_grpc_config_free(ProtobufCMessage *m)
 {
 	if (m)
 		protobuf_c_message_free_unpacked(m, NULL);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/responses.h"
+#include "serve/api/responses.h"
 
 #define FINAL_PARAM "triton_final_response"
 #define EMPTY_FINAL_PARAM "triton_enable_empty_final_response"

@@ -16,9 +16,9 @@
 #include <stdint.h>
 
 #include "grpc_service.pb-c.h"
-#include "serve/job.h"
-#include "serve/model_config.h"
-#include "serve/request.h"
+#include "serve/api/request.h"
+#include "serve/http/job.h"
+#include "serve/repository/model_config.h"
 #include "util/strbuf.h"
 
 /* What a gRPC request asks beyond the HTTP request it becomes. */

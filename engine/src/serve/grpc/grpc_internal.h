@@ -20,7 +20,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "grpc_server.h"
-#include "serve/job.h"
+#include "serve/http/job.h"
 
 /* A completion: the tag of an operation batch. */
 struct grpc_tag {
@@ -97,38 +97,38 @@ struct serve_grpc {
 };
 
 /* grpc_server.c: calls */
-void grpc_callctx_ref(struct grpc_callctx *c);
-void grpc_callctx_unref(struct grpc_callctx *c);
+void serve_grpc_callctx_ref(struct grpc_callctx *c);
+void serve_grpc_callctx_unref(struct grpc_callctx *c);
 /* Queues a message (taken over) for sending; sends it now if the line is free. */
-void grpc_call_send(struct grpc_callctx *c, grpc_byte_buffer *buf);
+void serve_grpc_call_send(struct grpc_callctx *c, grpc_byte_buffer *buf);
 /* Ends the call with this status once every queued message is sent. */
-void grpc_call_finish(struct grpc_callctx *c, grpc_status_code code, const char *msg);
+void serve_grpc_call_finish(struct grpc_callctx *c, grpc_status_code code, const char *msg);
 /* A stream whose client half-closed and whose requests are done: end it OK. */
-void grpc_call_maybe_end(struct grpc_callctx *c);
+void serve_grpc_call_maybe_end(struct grpc_callctx *c);
 /* Packs a protobuf-c message into a byte buffer (NULL: out of memory). */
-grpc_byte_buffer *grpc_pack(const ProtobufCMessage *m);
+grpc_byte_buffer *serve_grpc_pack(const ProtobufCMessage *m);
 /* The gRPC status of a negative errno. */
-grpc_status_code grpc_status_of(int err);
+grpc_status_code serve_grpc_status_of(int err);
 
 /* grpc_unary.c: every method but inference; 0 if method is not one of them. */
-int grpc_unary_handle(struct serve_grpc *g, const char *method, const grpc_byte_buffer *in,
+int serve_grpc_unary_handle(struct serve_grpc *g, const char *method, const grpc_byte_buffer *in,
 		      grpc_byte_buffer **out, grpc_status_code *code, char *msg, size_t msg_len);
-bool grpc_unary_known(const char *method);
+bool serve_grpc_unary_known(const char *method);
 /* Reads a whole byte buffer (malloc'd; *len its size). */
-uint8_t *grpc_read_all(const grpc_byte_buffer *b, size_t *len);
+uint8_t *serve_grpc_read_all(const grpc_byte_buffer *b, size_t *len);
 
 /* grpc_stream.c: inference requests */
-void *grpc_sender_main(void *arg);
+void *serve_grpc_sender_main(void *arg);
 /*
  * One ModelInferRequest received on c: parsed, checked and submitted, or
  * answered with an error (status for ModelInfer, error_message on a stream).
  */
-void grpc_infer_request(struct grpc_callctx *c, const grpc_byte_buffer *msg);
+void serve_grpc_infer_request(struct grpc_callctx *c, const grpc_byte_buffer *msg);
 /* The client went away: cancel c's requests (their KV blocks are freed). */
-void grpc_call_cancel_requests(struct grpc_callctx *c);
+void serve_grpc_call_cancel_requests(struct grpc_callctx *c);
 
 /* grpc_config.c: a model's configuration (proto3 JSON) as inference.ModelConfig. */
-int grpc_config_from_json(json_object *json, ProtobufCMessage **out, struct rbln_error *err);
-void grpc_config_free(ProtobufCMessage *m);
+int serve_grpc_config_from_json(json_object *json, ProtobufCMessage **out, struct rbln_error *err);
+void serve_grpc_config_free(ProtobufCMessage *m);
 
 #endif

@@ -12,7 +12,7 @@
  */
 #include "grpc_internal.h"
 
-#include "serve/auth.h"
+#include "serve/http/auth.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -36,7 +36,7 @@ void serve_grpc_options_default(struct serve_grpc_options *o)
 	o->http2_min_recv_ping_interval_ms = 300000;
 }
 
-grpc_status_code grpc_status_of(int err)
+grpc_status_code serve_grpc_status_of(int err)
 {
 	switch (err) {
 	case -EINVAL:
@@ -59,7 +59,7 @@ grpc_status_code grpc_status_of(int err)
 	}
 }
 
-grpc_byte_buffer *grpc_pack(const ProtobufCMessage *m)
+grpc_byte_buffer *serve_grpc_pack(const ProtobufCMessage *m)
 {
 	size_t len = protobuf_c_message_get_packed_size(m);
 	grpc_slice s = grpc_slice_malloc(len);
@@ -71,7 +71,7 @@ grpc_byte_buffer *grpc_pack(const ProtobufCMessage *m)
 	return b;
 }
 
-uint8_t *grpc_read_all(const grpc_byte_buffer *b, size_t *len)
+uint8_t *serve_grpc_read_all(const grpc_byte_buffer *b, size_t *len)
 {
 	grpc_byte_buffer_reader r;
 	grpc_slice s;
@@ -97,14 +97,14 @@ uint8_t *grpc_read_all(const grpc_byte_buffer *b, size_t *len)
 
 static void request_next_call(struct serve_grpc *g);
 
-void grpc_callctx_ref(struct grpc_callctx *c)
+void serve_grpc_callctx_ref(struct grpc_callctx *c)
 {
 	pthread_mutex_lock(&c->lock);
 	c->refs++;
 	pthread_mutex_unlock(&c->lock);
 }
 
-void grpc_callctx_unref(struct grpc_callctx *c)
+void serve_grpc_callctx_unref(struct grpc_callctx *c)
 {
 	struct serve_grpc *g = c->g;
 	struct grpc_out *o;
@@ -145,11 +145,11 @@ static void start(struct grpc_callctx *c, const grpc_op *ops, size_t n, struct g
 {
 	grpc_call_error e;
 
-	grpc_callctx_ref(c);	/* the batch's */
+	serve_grpc_callctx_ref(c);	/* the batch's */
 	e = grpc_call_start_batch(c->call, ops, n, t, NULL);
 	if (e != GRPC_CALL_OK) {
 		fprintf(stderr, "rbln-serve: gRPC: cannot start an operation (%d)\n", (int)e);
-		grpc_callctx_unref(c);
+		serve_grpc_callctx_unref(c);
 	}
 }
 
@@ -187,7 +187,7 @@ static void pump(struct grpc_callctx *c)
 	grpc_slice_unref(detail);
 }
 
-void grpc_call_send(struct grpc_callctx *c, grpc_byte_buffer *buf)
+void serve_grpc_call_send(struct grpc_callctx *c, grpc_byte_buffer *buf)
 {
 	struct grpc_out *o = calloc(1, sizeof(*o));
 
@@ -213,7 +213,7 @@ void grpc_call_send(struct grpc_callctx *c, grpc_byte_buffer *buf)
 	pthread_mutex_unlock(&c->lock);
 }
 
-void grpc_call_finish(struct grpc_callctx *c, grpc_status_code code, const char *msg)
+void serve_grpc_call_finish(struct grpc_callctx *c, grpc_status_code code, const char *msg)
 {
 	pthread_mutex_lock(&c->lock);
 	if (!c->status_ready) {
@@ -225,7 +225,7 @@ void grpc_call_finish(struct grpc_callctx *c, grpc_status_code code, const char 
 	pthread_mutex_unlock(&c->lock);
 }
 
-void grpc_call_maybe_end(struct grpc_callctx *c)
+void serve_grpc_call_maybe_end(struct grpc_callctx *c)
 {
 	bool end;
 
@@ -233,7 +233,7 @@ void grpc_call_maybe_end(struct grpc_callctx *c)
 	end = c->kind == GRPC_CALL_STREAM && c->half_closed && !c->reqs;
 	pthread_mutex_unlock(&c->lock);
 	if (end)
-		grpc_call_finish(c, GRPC_STATUS_OK, NULL);
+		serve_grpc_call_finish(c, GRPC_STATUS_OK, NULL);
 }
 
 static void on_send(struct grpc_tag *t, bool ok)
@@ -261,13 +261,13 @@ static void on_send(struct grpc_tag *t, bool ok)
 		c->out_tail = NULL;
 	}
 	pthread_mutex_unlock(&c->lock);
-	grpc_callctx_unref(c);
+	serve_grpc_callctx_unref(c);
 }
 
 static void on_status(struct grpc_tag *t, bool ok)
 {
 	(void)ok;
-	grpc_callctx_unref(CALL_OF(t, t_status));
+	serve_grpc_callctx_unref(CALL_OF(t, t_status));
 }
 
 static void on_close(struct grpc_tag *t, bool ok)
@@ -279,8 +279,8 @@ static void on_close(struct grpc_tag *t, bool ok)
 	c->closed = true;
 	pthread_mutex_unlock(&c->lock);
 	if (c->cancelled)
-		grpc_call_cancel_requests(c);
-	grpc_callctx_unref(c);
+		serve_grpc_call_cancel_requests(c);
+	serve_grpc_callctx_unref(c);
 }
 
 static void receive(struct grpc_callctx *c)
@@ -300,13 +300,13 @@ static void unary(struct grpc_callctx *c, const grpc_byte_buffer *in)
 	char msg[512] = "";
 
 	if (!in) {
-		grpc_call_finish(c, GRPC_STATUS_INVALID_ARGUMENT, "the call carried no request");
+		serve_grpc_call_finish(c, GRPC_STATUS_INVALID_ARGUMENT, "the call carried no request");
 		return;
 	}
-	grpc_unary_handle(c->g, c->method, in, &out, &code, msg, sizeof(msg));
+	serve_grpc_unary_handle(c->g, c->method, in, &out, &code, msg, sizeof(msg));
 	if (out)
-		grpc_call_send(c, out);
-	grpc_call_finish(c, code, *msg ? msg : NULL);
+		serve_grpc_call_send(c, out);
+	serve_grpc_call_finish(c, code, *msg ? msg : NULL);
 }
 
 static void on_recv(struct grpc_tag *t, bool ok)
@@ -321,26 +321,26 @@ static void on_recv(struct grpc_tag *t, bool ok)
 		break;
 	case GRPC_CALL_INFER:
 		if (msg)
-			grpc_infer_request(c, msg);
+			serve_grpc_infer_request(c, msg);
 		else
-			grpc_call_finish(c, GRPC_STATUS_INVALID_ARGUMENT,
+			serve_grpc_call_finish(c, GRPC_STATUS_INVALID_ARGUMENT,
 					 "the call carried no request");
 		break;
 	case GRPC_CALL_STREAM:
 		if (msg) {
-			grpc_infer_request(c, msg);
+			serve_grpc_infer_request(c, msg);
 			receive(c);
 		} else {
 			pthread_mutex_lock(&c->lock);
 			c->half_closed = true;
 			pthread_mutex_unlock(&c->lock);
-			grpc_call_maybe_end(c);
+			serve_grpc_call_maybe_end(c);
 		}
 		break;
 	}
 	if (msg)
 		grpc_byte_buffer_destroy(msg);
-	grpc_callctx_unref(c);
+	serve_grpc_callctx_unref(c);
 }
 
 /*
@@ -378,7 +378,7 @@ static void on_new(struct grpc_tag *t, bool ok)
 
 	if (!ok) {
 		/* the server is shutting down: this request will not be served */
-		grpc_callctx_unref(c);
+		serve_grpc_callctx_unref(c);
 		return;
 	}
 	if (!atomic_load(&g->shutting))
@@ -393,26 +393,26 @@ static void on_new(struct grpc_tag *t, bool ok)
 	ops[0].data.recv_close_on_server.cancelled = &c->cancelled;
 	start(c, ops, 1, &c->t_close);
 	if (!authorized(g, c)) {
-		grpc_call_finish(c, GRPC_STATUS_UNAUTHENTICATED, "this server needs its API key: "
+		serve_grpc_call_finish(c, GRPC_STATUS_UNAUTHENTICATED, "this server needs its API key: "
 				 "send the metadata 'authorization: Bearer KEY'");
-		grpc_callctx_unref(c);
+		serve_grpc_callctx_unref(c);
 		return;
 	}
 	if (!strcmp(c->method, "ModelInfer")) {
 		c->kind = GRPC_CALL_INFER;
 	} else if (!strcmp(c->method, "ModelStreamInfer")) {
 		c->kind = GRPC_CALL_STREAM;
-	} else if (!grpc_unary_known(c->method)) {
+	} else if (!serve_grpc_unary_known(c->method)) {
 		char msg[160];
 
 		snprintf(msg, sizeof(msg), "unknown method %.*s: rbln-serve does not implement it",
 			 (int)(mlen < 100 ? mlen : 100), path);
-		grpc_call_finish(c, GRPC_STATUS_UNIMPLEMENTED, msg);
-		grpc_callctx_unref(c);
+		serve_grpc_call_finish(c, GRPC_STATUS_UNIMPLEMENTED, msg);
+		serve_grpc_callctx_unref(c);
 		return;
 	}
 	receive(c);
-	grpc_callctx_unref(c);	/* request_call's reference */
+	serve_grpc_callctx_unref(c);	/* request_call's reference */
 }
 
 static void request_next_call(struct serve_grpc *g)
@@ -442,7 +442,7 @@ static void request_next_call(struct serve_grpc *g)
 	pthread_mutex_unlock(&g->lock);
 	if (grpc_server_request_call(g->server, &c->call, &c->details, &c->md, g->cq, g->cq,
 				     &c->t_new) != GRPC_CALL_OK)
-		grpc_callctx_unref(c);
+		serve_grpc_callctx_unref(c);
 }
 
 /* ---- the server ---- */
@@ -547,7 +547,7 @@ int serve_grpc_start(struct serve_server *s, const struct serve_grpc_options *o,
 	g->port = (unsigned)port;
 	grpc_server_start(g->server);
 	pthread_create(&g->cq_thread, NULL, cq_main, g);
-	pthread_create(&g->sender, NULL, grpc_sender_main, g);
+	pthread_create(&g->sender, NULL, serve_grpc_sender_main, g);
 	g->threads_started = true;
 	request_next_call(g);
 	*out = g;

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "rbln_error.h"
-#include "serve/server.h"
+#include "serve/http/server.h"
 
 /* tritonserver's flags of the same names, and its defaults. */
 struct serve_grpc_options {

@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "grpc_infer.h"
-#include "serve/request_build.h"
+#include "serve/api/request_build.h"
 
 /* Engine thread, job locked: hand the request to the sender. */
 static void notify(void *arg)
@@ -50,9 +50,9 @@ static void send_stream_error(struct grpc_callctx *c, const char *id, const char
 	ir.id = (char *)(id ? id : "");
 	sr.error_message = (char *)msg;
 	sr.infer_response = &ir;
-	b = grpc_pack(&sr.base);
+	b = serve_grpc_pack(&sr.base);
 	if (b)
-		grpc_call_send(c, b);
+		serve_grpc_call_send(c, b);
 }
 
 static void send_response(struct grpc_callctx *c, Inference__ModelInferResponse *ir)
@@ -64,12 +64,12 @@ static void send_response(struct grpc_callctx *c, Inference__ModelInferResponse 
 			INFERENCE__MODEL_STREAM_INFER_RESPONSE__INIT;
 
 		sr.infer_response = ir;
-		b = grpc_pack(&sr.base);
+		b = serve_grpc_pack(&sr.base);
 	} else {
-		b = grpc_pack(&ir->base);
+		b = serve_grpc_pack(&ir->base);
 	}
 	if (b)
-		grpc_call_send(c, b);
+		serve_grpc_call_send(c, b);
 }
 
 /* serve_job_take's callback (job locked): the batch as messages on the call. */
@@ -86,7 +86,7 @@ static int take(void *arg, const struct serve_job_batch *b)
 		if (c->kind == GRPC_CALL_STREAM)
 			send_stream_error(c, b->ctx->id, b->error);
 		else
-			grpc_call_finish(c, b->status == 503 && strstr(b->error, "timeout")
+			serve_grpc_call_finish(c, b->status == 503 && strstr(b->error, "timeout")
 					 ? GRPC_STATUS_DEADLINE_EXCEEDED
 					 : b->status == 503 ? GRPC_STATUS_UNAVAILABLE
 					 : b->status == 400 ? GRPC_STATUS_CANCELLED
@@ -106,7 +106,7 @@ static int take(void *arg, const struct serve_job_batch *b)
 		serve_grpc_infer_response_free(ir);
 	}
 	if (b->final && c->kind == GRPC_CALL_INFER)
-		grpc_call_finish(c, GRPC_STATUS_OK, NULL);
+		serve_grpc_call_finish(c, GRPC_STATUS_OK, NULL);
 	return 0;
 }
 
@@ -142,11 +142,11 @@ static void req_done(struct grpc_req *q)
 		q->next->prev = q->prev;
 	pthread_mutex_unlock(&c->lock);
 	free(q);
-	grpc_call_maybe_end(c);
-	grpc_callctx_unref(c);
+	serve_grpc_call_maybe_end(c);
+	serve_grpc_callctx_unref(c);
 }
 
-void *grpc_sender_main(void *arg)
+void *serve_grpc_sender_main(void *arg)
 {
 	struct serve_grpc *g = arg;
 
@@ -214,7 +214,7 @@ static void fail(struct grpc_callctx *c, const char *id, int code, const char *m
 	if (c->kind == GRPC_CALL_STREAM)
 		send_stream_error(c, id, msg);
 	else
-		grpc_call_finish(c, grpc_status_of(code), msg);
+		serve_grpc_call_finish(c, serve_grpc_status_of(code), msg);
 }
 
 /* Parsed and built: the job, submitted; or why not. */
@@ -256,7 +256,7 @@ static int start_job(struct grpc_callctx *c, struct grpc_req *q, struct serve_re
 	return rc;
 }
 
-void grpc_infer_request(struct grpc_callctx *c, const grpc_byte_buffer *msg)
+void serve_grpc_infer_request(struct grpc_callctx *c, const grpc_byte_buffer *msg)
 {
 	struct serve_server *s = c->g->srv;
 	Inference__ModelInferRequest *rq;
@@ -265,7 +265,7 @@ void grpc_infer_request(struct grpc_callctx *c, const grpc_byte_buffer *msg)
 	struct serve_request r;
 	struct grpc_req *q;
 	size_t len;
-	uint8_t *data = grpc_read_all(msg, &len);
+	uint8_t *data = serve_grpc_read_all(msg, &len);
 	int rc;
 
 	rq = data ? inference__model_infer_request__unpack(NULL, len, data) : NULL;
@@ -281,7 +281,7 @@ void grpc_infer_request(struct grpc_callctx *c, const grpc_byte_buffer *msg)
 		return;
 	}
 	q->c = c;
-	grpc_callctx_ref(c);	/* the request's */
+	serve_grpc_callctx_ref(c);	/* the request's */
 	pthread_mutex_lock(&c->lock);
 	q->next = c->reqs;
 	if (c->reqs)
@@ -311,7 +311,7 @@ void grpc_infer_request(struct grpc_callctx *c, const grpc_byte_buffer *msg)
 	notify(q);
 }
 
-void grpc_call_cancel_requests(struct grpc_callctx *c)
+void serve_grpc_call_cancel_requests(struct grpc_callctx *c)
 {
 	uint64_t *ids = NULL;
 	size_t n = 0, cap = 0, i;

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "grpc_service.pb-c.h"
-#include "serve/model_stats.h"
+#include "serve/model/model_stats.h"
 
 #ifndef RBLN_SERVE_VERSION
 #define RBLN_SERVE_VERSION "0.0.0"
@@ -71,7 +71,7 @@ static void server_live(struct unary_ctx *u)
 	Inference__ServerLiveResponse r = INFERENCE__SERVER_LIVE_RESPONSE__INIT;
 
 	r.live = true;
-	*u->out = grpc_pack(&r.base);
+	*u->out = serve_grpc_pack(&r.base);
 }
 
 static void server_ready(struct unary_ctx *u)
@@ -79,7 +79,7 @@ static void server_ready(struct unary_ctx *u)
 	Inference__ServerReadyResponse r = INFERENCE__SERVER_READY_RESPONSE__INIT;
 
 	r.ready = all_ready(u->g->srv);
-	*u->out = grpc_pack(&r.base);
+	*u->out = serve_grpc_pack(&r.base);
 }
 
 static void model_ready(struct unary_ctx *u)
@@ -94,7 +94,7 @@ static void model_ready(struct unary_ctx *u)
 	}
 	m = serve_server_model(u->g->srv, rq->name, rq->version);
 	r.ready = m && serve_model_state(m) == SERVE_MODEL_READY;
-	*u->out = grpc_pack(&r.base);
+	*u->out = serve_grpc_pack(&r.base);
 	inference__model_ready_request__free_unpacked(rq, NULL);
 }
 
@@ -109,7 +109,7 @@ static void server_metadata(struct unary_ctx *u)
 	r.version = (char *)RBLN_SERVE_VERSION;
 	r.extensions = (char **)ext;
 	r.n_extensions = sizeof(ext) / sizeof(ext[0]);
-	*u->out = grpc_pack(&r.base);
+	*u->out = serve_grpc_pack(&r.base);
 }
 
 /* TensorMetadata of a model's inputs or outputs (shape with -1 for the batch). */
@@ -176,7 +176,7 @@ static void model_metadata(struct unary_ctx *u)
 		r.outputs = tensors(cfg, cfg->outputs, cfg->n_outputs);
 		r.n_outputs = cfg->n_outputs;
 		if (r.inputs && r.outputs)
-			*u->out = grpc_pack(&r.base);
+			*u->out = serve_grpc_pack(&r.base);
 		tensors_free(r.inputs, r.n_inputs);
 		tensors_free(r.outputs, r.n_outputs);
 	}
@@ -196,13 +196,13 @@ static void model_config(struct unary_ctx *u)
 		return;
 	}
 	m = model_or_status(u, rq->name, rq->version);
-	if (m && grpc_config_from_json(m->entry->config.json, &cfg, &err)) {
+	if (m && serve_grpc_config_from_json(m->entry->config.json, &cfg, &err)) {
 		set_status(u, GRPC_STATUS_INTERNAL, "model '%s': %s", m->name, err.msg);
 	} else if (m) {
 		r.config = (Inference__ModelConfig *)cfg;
-		*u->out = grpc_pack(&r.base);
+		*u->out = serve_grpc_pack(&r.base);
 	}
-	grpc_config_free(cfg);
+	serve_grpc_config_free(cfg);
 	inference__model_config_request__free_unpacked(rq, NULL);
 }
 
@@ -276,7 +276,7 @@ static void model_statistics(struct unary_ctx *u)
 		r.n_model_stats++;
 	}
 	r.model_stats = pst;
-	*u->out = grpc_pack(&r.base);
+	*u->out = serve_grpc_pack(&r.base);
 out:
 	free(st);
 	free(pst);
@@ -318,7 +318,7 @@ static void repository_index(struct unary_ctx *u)
 		pe[r.n_models++] = x;
 	}
 	r.models = pe;
-	*u->out = grpc_pack(&r.base);
+	*u->out = serve_grpc_pack(&r.base);
 out:
 	free(e);
 	free(pe);
@@ -339,7 +339,7 @@ static const struct {
 	{ "RepositoryIndex", repository_index },
 };
 
-bool grpc_unary_known(const char *method)
+bool serve_grpc_unary_known(const char *method)
 {
 	size_t i;
 
@@ -349,7 +349,7 @@ bool grpc_unary_known(const char *method)
 	return false;
 }
 
-int grpc_unary_handle(struct serve_grpc *g, const char *method, const grpc_byte_buffer *in,
+int serve_grpc_unary_handle(struct serve_grpc *g, const char *method, const grpc_byte_buffer *in,
 		      grpc_byte_buffer **out, grpc_status_code *code, char *msg, size_t msg_len)
 {
 	struct unary_ctx u = { g, NULL, 0, out, code, msg, msg_len };
@@ -361,7 +361,7 @@ int grpc_unary_handle(struct serve_grpc *g, const char *method, const grpc_byte_
 	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
 		if (strcmp(method, methods[i].name))
 			continue;
-		data = grpc_read_all(in, &u.in_len);
+		data = serve_grpc_read_all(in, &u.in_len);
 		if (!data) {
 			set_status(&u, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory%s%s", "", "");
 			return 1;

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The route handlers the dispatcher (http_server.c, metrics_server.c's
+ * daemon) calls.  The handlers answer through reply.h and find models
+ * through server.h's serve_server_model(); none of them calls back into
+ * the dispatcher.
+ */
+#ifndef RBLN_SERVE_HANDLERS_H
+#define RBLN_SERVE_HANDLERS_H
+
+#include <stddef.h>
+
+#include <microhttpd.h>
+
+#include "http.h"
+
+/* GET endpoints of KServe and /v1/models. */
+enum MHD_Result serve_handle_info(struct serve_conn *cx, struct MHD_Connection *c);
+/* The generating endpoints; called again when a suspended request resumes. */
+enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connection *c);
+/* Frees what a preparation left that no job took over. */
+void serve_prepared_free(struct serve_prepared *p);
+
+/* The metrics service's request handler. */
+enum MHD_Result serve_metrics_handler(void *cls, struct MHD_Connection *c, const char *url,
+				      const char *method, const char *version,
+				      const char *upload_data, size_t *upload_data_size,
+				      void **con_cls);
+
+#endif
