@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "http_encoding.h"
 #include "http_guard.h"
 #include "job.h"
 #include "responses.h"
@@ -68,12 +69,23 @@ enum MHD_Result serve_http_reply(struct MHD_Connection *c, unsigned status,
 				 const char *content_type, const void *data, size_t len,
 				 const char *extra_header, const char *extra_value)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)data,
-								 MHD_RESPMEM_MUST_COPY);
+	struct rbln_strbuf packed = { 0 };
+	const char *coding = serve_encode_reply(c, data, len, &packed);
+	struct MHD_Response *r;
 	enum MHD_Result ret;
 
+	if (coding) {
+		data = packed.data;
+		len = packed.len;
+	}
+	r = MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
+	rbln_strbuf_free(&packed);
 	if (!r)
 		return MHD_NO;
+	if (coding) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, coding);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	}
 	if (content_type)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	if (extra_header)
@@ -286,6 +298,19 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
 			 "input size of %zu. Use --http-max-input-size to increase the limit.",
 			 cx->body_total, s->opt.max_input_size);
 		return serve_http_error(c, MHD_HTTP_BAD_REQUEST, msg, is_openai(cx->route.kind));
+	}
+	if (!cx->decoded) {
+		char msg[RBLN_ERROR_MSG_MAX];
+		unsigned st = serve_decode_request_body(c, &cx->body, s->opt.max_input_size, msg,
+							sizeof(msg));
+
+		cx->decoded = true;
+		if (st)
+			if (st == MHD_HTTP_UNSUPPORTED_MEDIA_TYPE)
+			return refuse_early(c, st, msg, is_openai(cx->route.kind),
+					    MHD_HTTP_HEADER_ACCEPT_ENCODING, SERVE_ACCEPTED_CODINGS);
+		if (st)
+			return serve_http_error(c, st, msg, is_openai(cx->route.kind));
 	}
 	if (serve_route_generates(cx->route.kind))
 		return serve_handle_generate(cx, c);
