@@ -254,8 +254,12 @@ enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connecti
 		}
 		return start_prep(cx, c);
 	}
-	if (!p->ok)
+	if (!p->ok) {
+		/* a bad request for a served model counts among its failures (Triton's OTHER) */
+		if (p->model)
+			atomic_fetch_add(&p->model->metrics.failure[SERVE_FAIL_OTHER], 1);
 		return serve_http_error(c, p->status, p->msg, openai);
+	}
 	m = p->model;
 	if (atomic_load(&s->draining) || serve_model_state(m) != SERVE_MODEL_READY) {
 		if (atomic_load(&s->draining))
@@ -271,6 +275,7 @@ enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connecti
 	cx->job = serve_job_new(s, m, &p->req, &p->built, &err);
 	p->ok = false;	/* the job took the request over, or freed it */
 	if (!cx->job) {
+		atomic_fetch_add(&m->metrics.failure[SERVE_FAIL_OTHER], 1);
 		serve_built_free(&p->built);
 		serve_request_free(&p->req);
 		return serve_http_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, err.msg, openai);

@@ -209,6 +209,22 @@ static bool authorized(const struct serve_server *s, struct MHD_Connection *c,
 	return h && serve_bearer_matches(h, strlen(h), s->opt.api_key);
 }
 
+/*
+ * A generating request whose body cannot be read (too large, badly
+ * encoded) counts among its model's failures as any bad request does:
+ * Triton's OTHER.
+ */
+static void count_unreadable_body(struct serve_server *s, const struct serve_conn *cx)
+{
+	struct serve_model *m;
+
+	if (!serve_route_generates(cx->route.kind) || !cx->route.model[0])
+		return;
+	m = serve_server_model(s, cx->route.model, cx->route.version);
+	if (m)
+		atomic_fetch_add(&m->metrics.failure[SERVE_FAIL_OTHER], 1);
+}
+
 /* An answer before the body was read: the connection closes after it. */
 static enum MHD_Result refuse_early(struct MHD_Connection *c, unsigned status, const char *msg,
 				    bool openai, const char *extra_header,
@@ -297,6 +313,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
 		snprintf(msg, sizeof(msg), "request size of %zu bytes exceeds the maximum allowed "
 			 "input size of %zu. Use --http-max-input-size to increase the limit.",
 			 cx->body_total, s->opt.max_input_size);
+		count_unreadable_body(s, cx);
 		return serve_http_error(c, MHD_HTTP_BAD_REQUEST, msg, is_openai(cx->route.kind));
 	}
 	if (!cx->decoded) {
@@ -306,7 +323,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
 
 		cx->decoded = true;
 		if (st)
-			if (st == MHD_HTTP_UNSUPPORTED_MEDIA_TYPE)
+			count_unreadable_body(s, cx);
+		if (st == MHD_HTTP_UNSUPPORTED_MEDIA_TYPE)
 			return refuse_early(c, st, msg, is_openai(cx->route.kind),
 					    MHD_HTTP_HEADER_ACCEPT_ENCODING, SERVE_ACCEPTED_CODINGS);
 		if (st)

@@ -286,9 +286,12 @@ static void job_metrics(struct serve_job *j)
 
 		if (c->t_scheduled && (queue < 0 || c->t_scheduled - j->t_arrival < queue))
 			queue = c->t_scheduled - j->t_arrival;
-		if (c->reason == RBLN_FINISH_ERROR ||
-		    (c->reason == RBLN_FINISH_ABORT && c->error_code == -ETIMEDOUT))
+		if (c->reason == RBLN_FINISH_ERROR)
 			why = SERVE_FAIL_BACKEND;
+		else if (c->reason == RBLN_FINISH_ABORT && c->error_code == -ETIMEDOUT &&
+			 why != SERVE_FAIL_BACKEND)
+			/* Triton: a timeout that expires in the queue is REJECTED */
+			why = c->t_scheduled ? SERVE_FAIL_BACKEND : SERVE_FAIL_REJECTED;
 		else if (c->reason == RBLN_FINISH_ABORT && why == SERVE_FAIL_COUNT)
 			why = j->client_gone ? SERVE_FAIL_CANCELED : SERVE_FAIL_OTHER;
 	}
