@@ -275,10 +275,12 @@ enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connecti
 	cx->job = serve_job_new(s, m, &p->req, &p->built, &err);
 	p->ok = false;	/* the job took the request over, or freed it */
 	if (!cx->job) {
-		atomic_fetch_add(&m->metrics.failure[SERVE_FAIL_OTHER], 1);
+		/* -EAGAIN: the model was unloaded since the check above */
+		atomic_fetch_add(&m->metrics.failure[err.code == -EAGAIN ? SERVE_FAIL_REJECTED
+									 : SERVE_FAIL_OTHER], 1);
 		serve_built_free(&p->built);
 		serve_request_free(&p->req);
-		return serve_http_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, err.msg, openai);
+		return serve_http_error(c, serve_http_status(err.code), err.msg, openai);
 	}
 	rc = serve_job_submit(cx->job, &err);
 	if (rc) {

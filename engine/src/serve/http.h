@@ -72,6 +72,8 @@ unsigned serve_http_status(int err);
 enum MHD_Result serve_handle_info(struct serve_conn *cx, struct MHD_Connection *c);
 /* The generating endpoints; called again when a suspended request resumes. */
 enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connection *c);
+/* The repository's load and unload (handlers_repo.c); called again when resumed. */
+enum MHD_Result serve_handle_repo(struct serve_conn *cx, struct MHD_Connection *c);
 /* Frees what a preparation left that no job took over. */
 void serve_prepared_free(struct serve_prepared *p);
 

@@ -332,6 +332,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
 	}
 	if (serve_route_generates(cx->route.kind))
 		return serve_handle_generate(cx, c);
+	if (cx->route.kind == SERVE_R_REPO_LOAD || cx->route.kind == SERVE_R_REPO_UNLOAD)
+		return serve_handle_repo(cx, c);
 	return serve_handle_info(cx, c);
 }
 

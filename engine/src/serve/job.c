@@ -140,6 +140,7 @@ static void job_free(struct serve_job *j)
 	if (!--s->n_jobs)
 		pthread_cond_broadcast(&s->idle);
 	pthread_mutex_unlock(&s->lock);
+	serve_model_unhold(j->model);
 	free(j);
 }
 
@@ -171,6 +172,12 @@ struct serve_job *serve_job_new(struct serve_server *s, struct serve_model *m,
 
 	if (!j) {
 		rbln_error_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	/* the engine stays open until the job ends, whatever unloads the model */
+	if (!serve_model_hold(m)) {
+		free(j);
+		rbln_error_set(err, -EAGAIN, "model '%s' is not ready: %s", m->name, m->reason);
 		return NULL;
 	}
 	pthread_mutex_init(&j->lock, NULL);
