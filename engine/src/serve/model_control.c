@@ -75,6 +75,18 @@ void serve_model_unhold(struct serve_model *m)
 	pthread_attr_destroy(&attr);
 }
 
+bool serve_model_ready_or_unloaded(struct serve_model *m)
+{
+	bool ok;
+
+	pthread_mutex_lock(&m->ctl_lock);
+	ok = serve_model_state(m) == SERVE_MODEL_READY ||
+	     (serve_model_state(m) == SERVE_MODEL_UNAVAILABLE &&
+	      !strcmp(m->reason, UNLOADED_REASON));
+	pthread_mutex_unlock(&m->ctl_lock);
+	return ok;
+}
+
 void serve_model_set_unloaded(struct serve_model *m, const struct rbln_serving_ops *ops)
 {
 	m->ops = ops;

@@ -36,6 +36,13 @@ bool serve_model_hold(struct serve_model *m);
 /* The hold ends; the last one of an unloading model closes its engine. */
 void serve_model_unhold(struct serve_model *m);
 
+/*
+ * What server readiness asks of each model, as in Triton: READY, or
+ * unloaded on purpose (a model that failed to load, or is loading or
+ * unloading, makes the server not ready).
+ */
+bool serve_model_ready_or_unloaded(struct serve_model *m);
+
 /* Marks a prepared model not loaded (explicit mode, at start); ops are for a later load. */
 void serve_model_set_unloaded(struct serve_model *m, const struct rbln_serving_ops *ops);
 

@@ -92,6 +92,10 @@ def check_explicit(srv, stub):
            "HTTP index: the --load-model model READY, the other UNAVAILABLE 'unloaded'")
     tap.eq(grpc_index(stub), {"vllm_model": ("READY", ""), OTHER: ("UNAVAILABLE", "unloaded")},
            "gRPC RepositoryIndex: the same")
+    st, hd, data = srv.request("GET", "/v2/health/ready")
+    tap.eq(st, 200, "the server is ready: a model unloaded on purpose does not count (Triton)")
+    tap.eq(stub.ServerReady(pb.ServerReadyRequest(), timeout=30).ready, True,
+           "gRPC ServerReady: true")
     st, b = generate(srv, OTHER, PROMPTS[0])
     tap.ok(st == 503 and "unloaded" in b.get("error", ""),
            "a request for the model not loaded: 503 saying it is unloaded", (st, b))
