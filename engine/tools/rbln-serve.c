@@ -79,7 +79,7 @@ static void usage(FILE *f)
 		"                            --load-model models are, and the repository API\n"
 		"                            loads and unloads them\n"
 		"  --load-model NAME         with explicit: load NAME at start (repeatable; '*'\n"
-		"                            loads every model)\n"
+		"                            alone loads every model)\n"
 		"  --grpc-port N             gRPC port (default 8001)\n"
 		"  --allow-grpc BOOL         serve KServe v2 gRPC (default true)\n"
 		"  --grpc-keepalive-time MS, --grpc-keepalive-timeout MS,\n"
@@ -474,6 +474,12 @@ static int check_load_models(const struct args *a, const struct serve_repository
 	size_t i, k;
 
 	for (i = 0; i < a->n_load; i++) {
+		if (!strcmp(a->load[i], "*") && a->n_load > 1) {
+			/* tritonserver's rule: '*' stands alone */
+			fprintf(stderr, "rbln-serve: --load-model '*' loads every model and must be "
+				"the only --load-model\n");
+			return 2;
+		}
 		for (k = 0; k < repo->n && strcmp(a->load[i], "*") &&
 			    strcmp(a->load[i], repo->models[k].name); k++)
 			;

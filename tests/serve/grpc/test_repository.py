@@ -227,6 +227,8 @@ def check_mode_none(repo, root):
 def check_flags(repo):
     for args, words in ((["--load-model", "vllm_model"], "needs --model-control-mode explicit"),
                         (["--model-control-mode", "poll"], "'poll' is not"),
+                        (["--model-control-mode", "explicit", "--load-model", "*",
+                          "--load-model", "vllm_model"], "must be the only --load-model"),
                         (["--model-control-mode", "explicit", "--load-model", "nomodel"],
                          "--load-model nomodel")):
         r = subprocess.run([sl.serve_bin(), "--model-repository", repo, "--check", *args],
