@@ -156,6 +156,11 @@ def check_bad(srv, stub):
     code, det = grpc_error(stub.RepositoryModelLoad, rq)
     tap.ok(code == grpc.StatusCode.INVALID_ARGUMENT and "'config'" in det,
            "gRPC load with a config override: INVALID_ARGUMENT naming it", (code, det))
+    rq = pb.RepositoryModelUnloadRequest(model_name=OTHER)
+    rq.parameters["unload_dependents"].bool_param = True
+    code, det = grpc_error(stub.RepositoryModelUnload, rq)
+    tap.ok(code is None and wait_state(srv, OTHER, "UNAVAILABLE") == ("UNAVAILABLE", "unloaded"),
+           "gRPC unload with unload_dependents true: OK, unloaded", (code, det))
     code, det = grpc_error(stub.RepositoryModelUnload, pb.RepositoryModelUnloadRequest())
     tap.ok(code == grpc.StatusCode.INVALID_ARGUMENT and "model_name" in det,
            "gRPC unload without a model name: INVALID_ARGUMENT", (code, det))

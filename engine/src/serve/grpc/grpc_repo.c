@@ -31,22 +31,20 @@ bool grpc_repo_method(const char *method)
 }
 
 /* As over HTTP: load takes no overrides; unload takes unload_dependents (a bool). */
-static void check_params(struct repo_call *r, Inference__RepositoryModelLoadRequest__ParametersEntry
-			 *const *p, size_t n)
+static void check_param(struct repo_call *r, const char *key,
+			const Inference__ModelRepositoryParameter *value)
 {
-	size_t i;
-
-	for (i = 0; i < n && !r->bad; i++) {
-		if (!r->load && !strcmp(p[i]->key, "unload_dependents") && p[i]->value &&
-		    p[i]->value->parameter_choice_case ==
-		    INFERENCE__MODEL_REPOSITORY_PARAMETER__PARAMETER_CHOICE_BOOL_PARAM)
-			continue;
-		snprintf(r->msg, sizeof(r->msg), "parameter '%.100s' is not supported by %s (%s)",
-			 p[i]->key, r->load ? "load" : "unload",
-			 r->load ? "models are loaded from the repository as they are: no config or "
-				   "file overrides" : "only unload_dependents, a boolean, is");
-		r->bad = 1;
-	}
+	if (r->bad)
+		return;
+	if (!r->load && !strcmp(key, "unload_dependents") && value &&
+	    value->parameter_choice_case ==
+	    INFERENCE__MODEL_REPOSITORY_PARAMETER__PARAMETER_CHOICE_BOOL_PARAM)
+		return;
+	snprintf(r->msg, sizeof(r->msg), "parameter '%.100s' is not supported by %s (%s)", key,
+		 r->load ? "load" : "unload",
+		 r->load ? "models are loaded from the repository as they are: no config or file "
+			   "overrides" : "only unload_dependents, a boolean, is");
+	r->bad = 1;
 }
 
 /* The request, unpacked; NULL model when it is not one. */
@@ -62,7 +60,8 @@ static void read_request(struct repo_call *r, const grpc_byte_buffer *in)
 
 		if (rq) {
 			r->model = strdup(rq->model_name);
-			check_params(r, rq->parameters, rq->n_parameters);
+			for (size_t i = 0; i < rq->n_parameters; i++)
+				check_param(r, rq->parameters[i]->key, rq->parameters[i]->value);
 			inference__repository_model_load_request__free_unpacked(rq, NULL);
 		}
 	} else {
@@ -72,9 +71,8 @@ static void read_request(struct repo_call *r, const grpc_byte_buffer *in)
 
 		if (rq) {
 			r->model = strdup(rq->model_name);
-			/* the two requests' parameter entries are the same message */
-			check_params(r, (Inference__RepositoryModelLoadRequest__ParametersEntry *const *)
-				     rq->parameters, rq->n_parameters);
+			for (size_t i = 0; i < rq->n_parameters; i++)
+				check_param(r, rq->parameters[i]->key, rq->parameters[i]->value);
 			inference__repository_model_unload_request__free_unpacked(rq, NULL);
 		}
 	}
