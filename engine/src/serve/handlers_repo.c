@@ -87,7 +87,6 @@ static void run_control(struct serve_prep_task *t)
 	struct serve_conn *cx = (struct serve_conn *)((char *)t - offsetof(struct serve_conn, task));
 	struct serve_prepared *p = &cx->prep;
 	struct serve_server *srv = cx->srv;
-	struct MHD_Connection *conn = cx->conn;
 	struct rbln_error err = { 0 };
 	int rc;
 
@@ -95,22 +94,13 @@ static void run_control(struct serve_prep_task *t)
 						 : serve_model_unload(srv, cx->route.model, &err);
 	p->status = rc ? repo_status(rc) : MHD_HTTP_OK;
 	snprintf(p->msg, sizeof(p->msg), "%s", rc ? err.msg : "");
-	/* as prepare() in handlers_gen.c: DONE and the resume under the lock */
-	pthread_mutex_lock(&srv->prep_lock);
-	atomic_store(&cx->prep_state, SERVE_PREP_DONE);
-	MHD_resume_connection(conn);
-	pthread_mutex_unlock(&srv->prep_lock);
+	serve_conn_offload_done(cx);
 }
 
 enum MHD_Result serve_handle_repo(struct serve_conn *cx, struct MHD_Connection *c)
 {
-	struct serve_server *s = cx->srv;
-	enum serve_prep_state st;
-	int rc;
+	enum serve_prep_state st = serve_conn_offload_state(cx);
 
-	pthread_mutex_lock(&s->prep_lock);
-	st = (enum serve_prep_state)atomic_load(&cx->prep_state);
-	pthread_mutex_unlock(&s->prep_lock);
 	if (st == SERVE_PREP_RUNNING)
 		return MHD_YES;	/* called again while suspended: the worker resumes us */
 	if (st == SERVE_PREP_DONE) {
@@ -121,17 +111,8 @@ enum MHD_Result serve_handle_repo(struct serve_conn *cx, struct MHD_Connection *
 	if (check_parameters(cx, cx->route.kind == SERVE_R_REPO_LOAD, cx->prep.msg,
 			     sizeof(cx->prep.msg)))
 		return serve_http_error(c, MHD_HTTP_BAD_REQUEST, cx->prep.msg, false);
-	cx->task.run = run_control;
-	atomic_store(&cx->prep_state, SERVE_PREP_RUNNING);
-	pthread_mutex_lock(&s->prep_lock);
-	rc = serve_prep_submit(s->prep_bulk, &cx->task);
-	if (!rc)
-		MHD_suspend_connection(c);
-	pthread_mutex_unlock(&s->prep_lock);
-	if (rc) {
-		atomic_store(&cx->prep_state, SERVE_PREP_NONE);
+	if (serve_conn_offload(cx, c, cx->srv->prep_bulk, run_control))
 		return serve_http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE,
 					"the server is shutting down", false);
-	}
 	return MHD_YES;
 }
