@@ -68,6 +68,37 @@ static int check_parameters(const struct serve_conn *cx, bool load, char *msg, s
 	return rc;
 }
 
+int serve_index_request(const struct serve_conn *cx, bool *ready_only, char *msg, size_t len)
+{
+	enum json_tokener_error jerr = json_tokener_success;
+	json_object *body;
+	int rc = 0;
+
+	*ready_only = false;
+	if (!cx->body.len)
+		return 0;
+	body = json_tokener_parse_verbose(cx->body.data, &jerr);
+	if (!body || !json_object_is_type(body, json_type_object)) {
+		snprintf(msg, len, "the index request body must be a JSON object: %s",
+			 body ? "it is another JSON value" : json_tokener_error_desc(jerr));
+		json_object_put(body);
+		return -EINVAL;
+	}
+	json_object_object_foreach(body, key, val) {
+		if (!strcmp(key, "ready") && json_object_is_type(val, json_type_boolean)) {
+			*ready_only = json_object_get_boolean(val);
+		} else if (strcmp(key, "repository_name") ||
+			   !json_object_is_type(val, json_type_string)) {
+			snprintf(msg, len, "index request: '%.100s' is not a field of it (it takes "
+				 "'repository_name', a string, and 'ready', a boolean)", key);
+			rc = -EINVAL;
+			break;
+		}
+	}
+	json_object_put(body);
+	return rc;
+}
+
 static unsigned repo_status(int err)
 {
 	switch (err) {

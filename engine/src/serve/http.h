@@ -83,6 +83,8 @@ int serve_conn_offload(struct serve_conn *cx, struct MHD_Connection *c, struct s
 void serve_conn_offload_done(struct serve_conn *cx);
 enum serve_prep_state serve_conn_offload_state(struct serve_conn *cx);
 
+/* The index request's body ({"ready": true} lists READY models only); -EINVAL, msg. */
+int serve_index_request(const struct serve_conn *cx, bool *ready_only, char *msg, size_t len);
 /* The repository's load and unload (handlers_repo.c); called again when resumed. */
 enum MHD_Result serve_handle_repo(struct serve_conn *cx, struct MHD_Connection *c);
 /* Frees what a preparation left that no job took over. */

@@ -92,6 +92,16 @@ def check_explicit(srv, stub):
            "HTTP index: the --load-model model READY, the other UNAVAILABLE 'unloaded'")
     tap.eq(grpc_index(stub), {"vllm_model": ("READY", ""), OTHER: ("UNAVAILABLE", "unloaded")},
            "gRPC RepositoryIndex: the same")
+    st, hd, data = srv.request("POST", "/v2/repository/index", b'{"ready": true}',
+                               {"Content-Type": "application/json"})
+    tap.eq([m["name"] for m in sl.parse_json(data)], ["vllm_model"],
+           "HTTP index {\"ready\": true}: the READY model only")
+    r = stub.RepositoryIndex(pb.RepositoryIndexRequest(ready=True), timeout=30)
+    tap.eq([m.name for m in r.models], ["vllm_model"], "gRPC RepositoryIndex ready: the same")
+    st, hd, data = srv.request("POST", "/v2/repository/index", b'{"ready": 1}',
+                               {"Content-Type": "application/json"})
+    tap.ok(st == 400 and "'ready'" in sl.parse_json(data).get("error", ""),
+           "HTTP index with a 'ready' that is not a boolean: 400 naming it", (st, data))
     st, hd, data = srv.request("GET", "/v2/health/ready")
     tap.eq(st, 200, "the server is ready: a model unloaded on purpose does not count (Triton)")
     tap.eq(stub.ServerReady(pb.ServerReadyRequest(), timeout=30).ready, True,
