@@ -26,7 +26,7 @@ done
 
 pkgs=(build-essential meson ninja-build pkg-config python3
       libdrm-dev libudev-dev libnuma-dev libcmocka-dev
-      libpcre2-dev libjson-c-dev libmicrohttpd-dev nettle-dev
+      libpcre2-dev libjson-c-dev libmicrohttpd-dev nettle-dev zlib1g-dev
       clang libclang-rt-dev curl openssl
       libyaml-dev python3-jsonschema python3-yaml podman busybox-static
       help2man udev)

@@ -74,6 +74,12 @@ static void usage(FILE *f)
 		"  --drain-timeout S         on SIGTERM, seconds to let requests finish before\n"
 		"                            cancelling them (default: no limit)\n"
 		"  --check                   read and check the models, print them, and exit\n"
+		"  --model-control-mode MODE none (default): every model is loaded at start,\n"
+		"                            load and unload are refused; explicit: only the\n"
+		"                            --load-model models are, and the repository API\n"
+		"                            loads and unloads them\n"
+		"  --load-model NAME         with explicit: load NAME at start (repeatable; '*'\n"
+		"                            alone loads every model)\n"
 		"  --grpc-port N             gRPC port (default 8001)\n"
 		"  --allow-grpc BOOL         serve KServe v2 gRPC (default true)\n"
 		"  --grpc-keepalive-time MS, --grpc-keepalive-timeout MS,\n"
@@ -92,7 +98,7 @@ enum {
 	OPT_THREADS, OPT_MAX_INPUT, OPT_MAX_QUEUE, OPT_TIMEOUT, OPT_DRAIN, OPT_CHECK,
 	OPT_GRPC_PORT, OPT_ALLOW_GRPC, OPT_MAX_CONN, OPT_MAX_PER_CLIENT, OPT_IDLE_TIMEOUT,
 	OPT_HEADER_TIMEOUT, OPT_BODY_TIMEOUT, OPT_PREP_THREADS, OPT_API_KEY, OPT_SSL_CERT,
-	OPT_SSL_KEY,
+	OPT_SSL_KEY, OPT_CONTROL_MODE, OPT_LOAD_MODEL,
 };
 
 /* gRPC keepalive, tritonserver's flags. */
@@ -107,6 +113,8 @@ struct args {
 	bool check;
 	bool allow_grpc;
 	struct serve_grpc_options grpc;
+	const char **load;		/* --load-model, in order */
+	size_t n_load;
 };
 
 static int num(const char *flag, const char *s, long long min, long long max, long long *out)
@@ -215,6 +223,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "api-key", required_argument, NULL, OPT_API_KEY },
 		{ "ssl-certfile", required_argument, NULL, OPT_SSL_CERT },
 		{ "ssl-keyfile", required_argument, NULL, OPT_SSL_KEY },
+		{ "model-control-mode", required_argument, NULL, OPT_CONTROL_MODE },
+		{ "load-model", required_argument, NULL, OPT_LOAD_MODEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -227,6 +237,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 	serve_grpc_options_default(&a->grpc);
 	a->allow_grpc = true;
 	a->drain_s = -1;
+	a->load = calloc((size_t)argc, sizeof(*a->load));
+	if (!a->load)
+		return 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_REPO: a->repo = optarg; break;
@@ -319,6 +332,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case OPT_SSL_CERT: a->opt.ssl_certfile = optarg; break;
 		case OPT_SSL_KEY: a->opt.ssl_keyfile = optarg; break;
 		case OPT_CHECK: a->check = true; break;
+		case OPT_CONTROL_MODE:
+			if (serve_control_mode_parse(optarg, &a->opt.control_mode)) {
+				fprintf(stderr, "rbln-serve: --model-control-mode: '%s' is not "
+					"'none' or 'explicit'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_LOAD_MODEL: a->load[a->n_load++] = optarg; break;
 		case 'h': usage(stdout); return -1;
 		case 'V': printf("rbln-serve %s\n", RBLN_VERSION); return -1;
 		default: usage(stderr); return 2;
@@ -338,6 +359,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 		fprintf(stderr, "rbln-serve: --http-max-connections %u is less than --http-threads "
 			"%u (each thread needs at least one)\n", a->opt.max_connections,
 			a->opt.http_threads);
+		return 2;
+	}
+	if (a->n_load && a->opt.control_mode != SERVE_CONTROL_EXPLICIT) {
+		fprintf(stderr, "rbln-serve: --load-model needs --model-control-mode explicit "
+			"(in mode none every model is loaded)\n");
 		return 2;
 	}
 	if (!a->opt.ssl_certfile != !a->opt.ssl_keyfile) {
@@ -429,6 +455,43 @@ static void serve_until_signal(struct serve_server *s, struct serve_grpc *g, con
 	}
 }
 
+/* Mode none loads every model; explicit, those --load-model names. */
+static bool loaded_at_start(const struct args *a, const char *name)
+{
+	size_t i;
+
+	if (a->opt.control_mode == SERVE_CONTROL_NONE)
+		return true;
+	for (i = 0; i < a->n_load; i++)
+		if (!strcmp(a->load[i], "*") || !strcmp(a->load[i], name))
+			return true;
+	return false;
+}
+
+/* Each --load-model names a model of the repository (or is '*'). */
+static int check_load_models(const struct args *a, const struct serve_repository *repo)
+{
+	size_t i, k;
+
+	for (i = 0; i < a->n_load; i++) {
+		if (!strcmp(a->load[i], "*") && a->n_load > 1) {
+			/* tritonserver's rule: '*' stands alone */
+			fprintf(stderr, "rbln-serve: --load-model '*' loads every model and must be "
+				"the only --load-model\n");
+			return 2;
+		}
+		for (k = 0; k < repo->n && strcmp(a->load[i], "*") &&
+			    strcmp(a->load[i], repo->models[k].name); k++)
+			;
+		if (k == repo->n) {
+			fprintf(stderr, "rbln-serve: --load-model %s: no model of that name in the "
+				"repository\n", a->load[i]);
+			return 2;
+		}
+	}
+	return 0;
+}
+
 static void free_models(struct serve_model *models, size_t n)
 {
 	size_t i;
@@ -454,6 +517,7 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc) {
 		serve_model_json_free(&a.mj);
+		free(a.load);
 		return rc < 0 ? 0 : rc;	/* -1: --help or --version */
 	}
 	if (a.repo) {
@@ -469,8 +533,12 @@ int main(int argc, char **argv)
 	serve_model_json_free(&a.mj);
 	if (rc) {
 		fprintf(stderr, "rbln-serve: %s\n", err.msg);
+		free(a.load);
 		return 1;
 	}
+	rc = check_load_models(&a, &repo);
+	if (rc)
+		goto out;
 	models = calloc(repo.n, sizeof(*models));
 	rc = models ? 0 : 1;
 	for (i = 0; !rc && i < repo.n; i++) {
@@ -495,6 +563,10 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	for (i = 0; i < repo.n; i++) {
+		if (!loaded_at_start(&a, models[i].name)) {
+			serve_model_set_unloaded(&models[i], ops);
+			continue;
+		}
 		if (serve_model_start(&models[i], ops, a.opt.max_queue_size, &err)) {
 			print_table(models, repo.n, false);
 			fprintf(stderr, "rbln-serve: model '%s' failed to load: %s\n",
@@ -537,5 +609,6 @@ int main(int argc, char **argv)
 out:
 	free_models(models, repo.n);
 	serve_repository_free(&repo);
+	free(a.load);
 	return rc;
 }

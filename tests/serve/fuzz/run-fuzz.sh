@@ -33,7 +33,7 @@ protoc-c --c_out="$work/gen" --proto_path="$src/engine/src/serve/grpc/proto" \
 	grpc_service.proto model_config.proto
 
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
-pkgs="json-c libpcre2-8 libmicrohttpd grpc libprotobuf-c nettle"
+pkgs="json-c libpcre2-8 libmicrohttpd grpc libprotobuf-c nettle zlib"
 cflags="-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra $san \
 	-I$src/engine/include -I$src/engine/src -I$work/gen $(pkg-config --cflags $pkgs)"
 libs="$(pkg-config --libs $pkgs) -lpthread -lm"
@@ -104,6 +104,26 @@ hseed cut 'POST /v2/models/tiny/generate HTTP/1.1\r\nHost: x\r\n'"$key"'Content-
 hseed half 'POST /v2/models/tiny/generate HTTP/1.1\r\nHost: x\r\nX-Slow: a'
 hseed tls '\026\003\001\002\000\001\000\001\374\003\003'
 hseed pipelined 'GET /v2/health/ready HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\n'"$key"'\r\n'
+# Compressed bodies (issue 11): whole, truncated, with trailing garbage, a
+# trailer claiming 2 GB, deflate, an unknown coding; Accept-Encoding.
+zseed() {	# name, Content-Encoding, body bytes on stdin
+	body=$(mktemp)
+	cat > "$body"
+	{ printf 'POST /v2/models/tiny/generate HTTP/1.1\r\nHost: x\r\n%bContent-Encoding: %s\r\n' \
+		"$key" "$2"
+	  printf 'Accept-Encoding: gzip\r\nContent-Length: %s\r\n\r\n' "$(stat -c %s "$body")"
+	  cat "$body"; } > "$work/corpus-http/$1"
+	rm -f "$body"
+}
+gz=$(mktemp)
+printf '%s' "$gen" | gzip -9 -c > "$gz"
+zseed gzip gzip < "$gz"
+head -c 20 "$gz" | zseed gzip-truncated gzip
+{ cat "$gz"; printf 'garbage'; } | zseed gzip-trailing gzip
+{ head -c $(($(stat -c %s "$gz") - 4)) "$gz"; printf '\000\000\000\200'; } | zseed gzip-2gb gzip
+printf '%s' "$gen" | zseed plain-as-deflate deflate
+printf '%s' "$gen" | zseed unknown br
+rm -f "$gz"
 
 
 # gRPC seeds: tritonclient-style requests (raw tensors), the first byte 1 for a

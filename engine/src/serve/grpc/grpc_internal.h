@@ -114,6 +114,9 @@ grpc_status_code serve_grpc_status_of(int err);
 int serve_grpc_unary_handle(struct serve_grpc *g, const char *method, const grpc_byte_buffer *in,
 		      grpc_byte_buffer **out, grpc_status_code *code, char *msg, size_t msg_len);
 bool serve_grpc_unary_known(const char *method);
+/* RepositoryModelLoad and RepositoryModelUnload (grpc_repo.c): answered from a thread. */
+bool serve_grpc_repo_method(const char *method);
+void serve_grpc_repo_call(struct grpc_callctx *c, const grpc_byte_buffer *in);
 /* Reads a whole byte buffer (malloc'd; *len its size). */
 uint8_t *serve_grpc_read_all(const grpc_byte_buffer *b, size_t *len);
 

@@ -317,7 +317,10 @@ static void on_recv(struct grpc_tag *t, bool ok)
 	c->recv_buf = NULL;
 	switch (c->kind) {
 	case GRPC_CALL_UNARY:
-		unary(c, msg);
+		if (grpc_repo_method(c->method))
+			grpc_repo_call(c, msg);
+		else
+			unary(c, msg);
 		break;
 	case GRPC_CALL_INFER:
 		if (msg)
@@ -402,7 +405,7 @@ static void on_new(struct grpc_tag *t, bool ok)
 		c->kind = GRPC_CALL_INFER;
 	} else if (!strcmp(c->method, "ModelStreamInfer")) {
 		c->kind = GRPC_CALL_STREAM;
-	} else if (!serve_grpc_unary_known(c->method)) {
+	} else if (!serve_grpc_unary_known(c->method) && !serve_grpc_repo_method(c->method)) {
 		char msg[160];
 
 		snprintf(msg, sizeof(msg), "unknown method %.*s: rbln-serve does not implement it",

@@ -245,6 +245,9 @@ static int start_job(struct grpc_callctx *c, struct grpc_req *q, struct serve_re
 	}
 	q->job = serve_job_new(s, m, r, &b, err);
 	if (!q->job) {
+		/* -EAGAIN: the model was unloaded since the check above */
+		if (err->code == -EAGAIN)
+			atomic_fetch_add(&m->metrics.failure[SERVE_FAIL_REJECTED], 1);
 		serve_built_free(&b);
 		return err->code;
 	}

@@ -40,7 +40,7 @@ static bool all_ready(const struct serve_server *s)
 	size_t i;
 
 	for (i = 0; i < s->n_models; i++)
-		if (serve_model_state(&s->models[i]) != SERVE_MODEL_READY)
+		if (!serve_model_ready_or_unloaded(&s->models[i]))
 			return false;
 	return !atomic_load(&s->draining);
 }

@@ -143,8 +143,6 @@ static void prepare(struct serve_prep_task *t)
 {
 	struct serve_conn *cx = (struct serve_conn *)((char *)t - offsetof(struct serve_conn, task));
 	struct serve_prepared *p = &cx->prep;
-	struct serve_server *srv = cx->srv;
-	struct MHD_Connection *conn = cx->conn;
 	bool openai = openai_route(cx->route.kind);
 	struct rbln_error err = { 0 };
 	int rc;
@@ -172,26 +170,7 @@ static void prepare(struct serve_prep_task *t)
 	}
 	p->ok = true;
 out:
-	/*
-	 * libmicrohttpd may call the handler again right after it suspended
-	 * the connection; it proceeds only on DONE, read under this lock, so
-	 * cx is not touched here once another thread can see DONE.  The lock
-	 * also orders this resume after the handler's suspend.
-	 */
-	pthread_mutex_lock(&srv->prep_lock);
-	atomic_store(&cx->prep_state, SERVE_PREP_DONE);
-	MHD_resume_connection(conn);
-	pthread_mutex_unlock(&srv->prep_lock);
-}
-
-static enum serve_prep_state prep_state(struct serve_conn *cx)
-{
-	enum serve_prep_state st;
-
-	pthread_mutex_lock(&cx->srv->prep_lock);
-	st = (enum serve_prep_state)atomic_load(&cx->prep_state);
-	pthread_mutex_unlock(&cx->srv->prep_lock);
-	return st;
+	serve_conn_offload_done(cx);
 }
 
 /* Hands the request to a preparation worker; the connection waits suspended. */
@@ -199,18 +178,9 @@ static enum MHD_Result start_prep(struct serve_conn *cx, struct MHD_Connection *
 {
 	cx->prep.infer_json_len = header_length(c, cx->body.len);
 	struct serve_server *s = cx->srv;
-	int rc;
 
-	cx->task.run = prepare;
-	atomic_store(&cx->prep_state, SERVE_PREP_RUNNING);
-	pthread_mutex_lock(&s->prep_lock);
-	rc = serve_prep_submit(cx->body.len > SERVE_PREP_BULK_BYTES ? s->prep_bulk : s->prep,
-			       &cx->task);
-	if (!rc)
-		MHD_suspend_connection(c);
-	pthread_mutex_unlock(&s->prep_lock);
-	if (rc) {
-		atomic_store(&cx->prep_state, SERVE_PREP_NONE);
+	if (serve_conn_offload(cx, c, cx->body.len > SERVE_PREP_BULK_BYTES ? s->prep_bulk : s->prep,
+			       prepare)) {
 		return serve_http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE,
 					"the server is shutting down", openai_route(cx->route.kind));
 	}
@@ -234,7 +204,7 @@ enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connecti
 			return MHD_YES;
 		return respond_job(cx, c);
 	}
-	switch (prep_state(cx)) {
+	switch (serve_conn_offload_state(cx)) {
 	case SERVE_PREP_RUNNING:
 		return MHD_YES;	/* called again while suspended: the worker resumes us */
 	case SERVE_PREP_DONE:
@@ -255,8 +225,12 @@ enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connecti
 		}
 		return start_prep(cx, c);
 	}
-	if (!p->ok)
+	if (!p->ok) {
+		/* a bad request for a served model counts among its failures (Triton's OTHER) */
+		if (p->model)
+			atomic_fetch_add(&p->model->metrics.failure[SERVE_FAIL_OTHER], 1);
 		return serve_http_error(c, p->status, p->msg, openai);
+	}
 	m = p->model;
 	if (atomic_load(&s->draining) || serve_model_state(m) != SERVE_MODEL_READY) {
 		if (atomic_load(&s->draining))
@@ -272,9 +246,12 @@ enum MHD_Result serve_handle_generate(struct serve_conn *cx, struct MHD_Connecti
 	cx->job = serve_job_new(s, m, &p->req, &p->built, &err);
 	p->ok = false;	/* the job took the request over, or freed it */
 	if (!cx->job) {
+		/* -EAGAIN: the model was unloaded since the check above */
+		atomic_fetch_add(&m->metrics.failure[err.code == -EAGAIN ? SERVE_FAIL_REJECTED
+									 : SERVE_FAIL_OTHER], 1);
 		serve_built_free(&p->built);
 		serve_request_free(&p->req);
-		return serve_http_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, err.msg, openai);
+		return serve_http_error(c, serve_http_status(err.code), err.msg, openai);
 	}
 	rc = serve_job_submit(cx->job, &err);
 	if (rc) {

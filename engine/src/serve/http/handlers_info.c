@@ -70,7 +70,7 @@ static bool all_ready(const struct serve_server *s)
 	size_t i;
 
 	for (i = 0; i < s->n_models; i++)
-		if (serve_model_state(&s->models[i]) != SERVE_MODEL_READY)
+		if (!serve_model_ready_or_unloaded(&s->models[i]))
 			return false;
 	return true;
 }
@@ -91,15 +91,25 @@ static enum MHD_Result server_metadata(struct MHD_Connection *c)
 	return serve_http_json(c, MHD_HTTP_OK, o);
 }
 
-static enum MHD_Result repository_index(struct serve_server *s, struct MHD_Connection *c)
+static enum MHD_Result repository_index(struct serve_conn *cx, struct MHD_Connection *c)
 {
-	json_object *arr = json_object_new_array();
+	struct serve_server *s = cx->srv;
+	json_object *arr;
+	char msg[256];
+	bool ready_only;
 	size_t i;
 
+	if (serve_index_request(cx, &ready_only, msg, sizeof(msg)))
+		return serve_http_error(c, MHD_HTTP_BAD_REQUEST, msg, false);
+	arr = json_object_new_array();
 	for (i = 0; i < s->n_models; i++) {
 		const struct serve_model *m = &s->models[i];
 		enum serve_model_state st = serve_model_state(m);
-		json_object *o = json_object_new_object();
+		json_object *o;
+
+		if (ready_only && st != SERVE_MODEL_READY)
+			continue;
+		o = json_object_new_object();
 
 		json_object_object_add(o, "name", json_object_new_string(m->name));
 		json_object_object_add(o, "version", json_object_new_string(m->version));
@@ -182,7 +192,7 @@ enum MHD_Result serve_handle_info(struct serve_conn *cx, struct MHD_Connection *
 				       ? MHD_HTTP_OK : MHD_HTTP_BAD_REQUEST, NULL, "", 0, NULL,
 				       NULL);
 	case SERVE_R_REPO_INDEX:
-		return repository_index(s, c);
+		return repository_index(cx, c);
 	case SERVE_R_V1_MODELS:
 		return v1_models(s, c);
 	case SERVE_R_V1_MODEL:

@@ -42,6 +42,7 @@ struct serve_conn {
 	struct serve_route route;
 	bool method_ok;
 	bool arrived;			/* the body is complete */
+	bool decoded;			/* and inflated by its Content-Encoding */
 	struct rbln_strbuf body;
 	size_t body_total;		/* bytes received, kept or not */
 	struct serve_job *job;		/* a generation in flight, or NULL */

@@ -21,6 +21,7 @@
 
 #include "auth.h"
 #include "handlers.h"
+#include "http_encoding.h"
 #include "http_guard.h"
 #include "job.h"
 #include "reply.h"
@@ -103,6 +104,22 @@ static bool authorized(const struct serve_server *s, struct MHD_Connection *c,
 		return true;
 	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	return h && serve_bearer_matches(h, strlen(h), s->opt.api_key);
+}
+
+/*
+ * A generating request whose body cannot be read (too large, badly
+ * encoded) counts among its model's failures as any bad request does:
+ * Triton's OTHER.
+ */
+static void count_unreadable_body(struct serve_server *s, const struct serve_conn *cx)
+{
+	struct serve_model *m;
+
+	if (!serve_route_generates(cx->route.kind) || !cx->route.model[0])
+		return;
+	m = serve_server_model(s, cx->route.model, cx->route.version);
+	if (m)
+		atomic_fetch_add(&m->metrics.failure[SERVE_FAIL_OTHER], 1);
 }
 
 /* An answer before the body was read: the connection closes after it. */
@@ -193,10 +210,27 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
 		snprintf(msg, sizeof(msg), "request size of %zu bytes exceeds the maximum allowed "
 			 "input size of %zu. Use --http-max-input-size to increase the limit.",
 			 cx->body_total, s->opt.max_input_size);
+		count_unreadable_body(s, cx);
 		return serve_http_error(c, MHD_HTTP_BAD_REQUEST, msg, is_openai(cx->route.kind));
+	}
+	if (!cx->decoded) {
+		char msg[RBLN_ERROR_MSG_MAX];
+		unsigned st = serve_decode_request_body(c, &cx->body, s->opt.max_input_size, msg,
+							sizeof(msg));
+
+		cx->decoded = true;
+		if (st)
+			count_unreadable_body(s, cx);
+		if (st == MHD_HTTP_UNSUPPORTED_MEDIA_TYPE)
+			return refuse_early(c, st, msg, is_openai(cx->route.kind),
+					    MHD_HTTP_HEADER_ACCEPT_ENCODING, SERVE_ACCEPTED_CODINGS);
+		if (st)
+			return serve_http_error(c, st, msg, is_openai(cx->route.kind));
 	}
 	if (serve_route_generates(cx->route.kind))
 		return serve_handle_generate(cx, c);
+	if (cx->route.kind == SERVE_R_REPO_LOAD || cx->route.kind == SERVE_R_REPO_UNLOAD)
+		return serve_handle_repo(cx, c);
 	return serve_handle_info(cx, c);
 }
 

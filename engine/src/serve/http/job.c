@@ -140,6 +140,7 @@ static void job_free(struct serve_job *j)
 	if (!--s->n_jobs)
 		pthread_cond_broadcast(&s->idle);
 	pthread_mutex_unlock(&s->lock);
+	serve_model_unhold(j->model);
 	free(j);
 }
 
@@ -171,6 +172,12 @@ struct serve_job *serve_job_new(struct serve_server *s, struct serve_model *m,
 
 	if (!j) {
 		rbln_error_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	/* the engine stays open until the job ends, whatever unloads the model */
+	if (!serve_model_hold(m)) {
+		free(j);
+		rbln_error_set(err, -EAGAIN, "model '%s' is not ready: %s", m->name, m->reason);
 		return NULL;
 	}
 	pthread_mutex_init(&j->lock, NULL);
@@ -286,9 +293,12 @@ static void job_metrics(struct serve_job *j)
 
 		if (c->t_scheduled && (queue < 0 || c->t_scheduled - j->t_arrival < queue))
 			queue = c->t_scheduled - j->t_arrival;
-		if (c->reason == RBLN_FINISH_ERROR ||
-		    (c->reason == RBLN_FINISH_ABORT && c->error_code == -ETIMEDOUT))
+		if (c->reason == RBLN_FINISH_ERROR)
 			why = SERVE_FAIL_BACKEND;
+		else if (c->reason == RBLN_FINISH_ABORT && c->error_code == -ETIMEDOUT &&
+			 why != SERVE_FAIL_BACKEND)
+			/* Triton: a timeout that expires in the queue is REJECTED */
+			why = c->t_scheduled ? SERVE_FAIL_BACKEND : SERVE_FAIL_REJECTED;
 		else if (c->reason == RBLN_FINISH_ABORT && why == SERVE_FAIL_COUNT)
 			why = j->client_gone ? SERVE_FAIL_CANCELED : SERVE_FAIL_OTHER;
 	}

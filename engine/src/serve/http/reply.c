@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "http_encoding.h"
 #include "rbln_error.h"
 #include "serve/api/responses.h"
 #include "util/strbuf.h"
@@ -40,12 +41,23 @@ enum MHD_Result serve_http_reply(struct MHD_Connection *c, unsigned status,
 				 const char *content_type, const void *data, size_t len,
 				 const char *extra_header, const char *extra_value)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)data,
-								 MHD_RESPMEM_MUST_COPY);
+	struct rbln_strbuf packed = { 0 };
+	const char *coding = serve_encode_reply(c, data, len, &packed);
+	struct MHD_Response *r;
 	enum MHD_Result ret;
 
+	if (coding) {
+		data = packed.data;
+		len = packed.len;
+	}
+	r = MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
+	rbln_strbuf_free(&packed);
 	if (!r)
 		return MHD_NO;
+	if (coding) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, coding);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	}
 	if (content_type)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	if (extra_header)

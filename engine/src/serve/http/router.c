@@ -77,6 +77,13 @@ enum serve_route_kind serve_route(const char *url, struct serve_route *r)
 			r->kind = SERVE_R_V1_MODEL;
 		return r->kind;
 	}
+	if (!strncmp(path, "/v2/repository/models/", 22)) {
+		p = path + 22;
+		if (take_segment(&p, r->model, sizeof(r->model)))
+			r->kind = !strcmp(p, "/load") ? SERVE_R_REPO_LOAD
+				: !strcmp(p, "/unload") ? SERVE_R_REPO_UNLOAD : SERVE_R_NOT_FOUND;
+		return r->kind;
+	}
 	if (strncmp(path, "/v2/models/", 11))
 		return r->kind;
 	p = path + 11;
@@ -97,6 +104,8 @@ const char *serve_route_method(enum serve_route_kind k)
 {
 	switch (k) {
 	case SERVE_R_REPO_INDEX:
+	case SERVE_R_REPO_LOAD:
+	case SERVE_R_REPO_UNLOAD:
 	case SERVE_R_INFER:
 	case SERVE_R_GENERATE:
 	case SERVE_R_GENERATE_STREAM:

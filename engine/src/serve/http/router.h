@@ -26,6 +26,8 @@ enum serve_route_kind {
 	SERVE_R_STATS,			/* GET /v2/models/stats: every model's */
 	SERVE_R_MODEL_STATS,		/* GET /v2/models/M[/versions/V]/stats */
 	SERVE_R_V1_MODEL,		/* GET /v1/models/ID */
+	SERVE_R_REPO_LOAD,		/* POST /v2/repository/models/M/load */
+	SERVE_R_REPO_UNLOAD,		/* POST /v2/repository/models/M/unload */
 };
 
 #define SERVE_NAME_MAX 256

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model_control.h"
 #include "rbln_error.h"
 #include "serve/model/served_model.h"
 
@@ -42,6 +43,7 @@ struct serve_options {
 	const char *api_key;		/* required on every route but health and metrics */
 	const char *ssl_certfile;	/* PEM; with ssl_keyfile: HTTPS on the HTTP port */
 	const char *ssl_keyfile;
+	enum serve_control_mode control_mode;	/* --model-control-mode */
 };
 
 /* Triton's defaults: 64 MiB bodies; the queue bound is ours (Triton has none). */

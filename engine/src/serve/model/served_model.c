@@ -21,6 +21,8 @@ int serve_model_prepare(struct serve_model *m, const struct serve_model_entry *e
 	m->name = e->name;
 	m->version = e->version;
 	atomic_init(&m->state, SERVE_MODEL_LOADING);
+	pthread_mutex_init(&m->ctl_lock, NULL);
+	pthread_cond_init(&m->ctl_cond, NULL);
 	rc = rbln_tokenizer_load(plan->tokenizer_dir, &m->tok, err);
 	if (rc)
 		return rc;
@@ -100,16 +102,26 @@ const char *serve_model_state_name(enum serve_model_state s)
 	case SERVE_MODEL_LOADING: return "LOADING";
 	case SERVE_MODEL_READY: return "READY";
 	case SERVE_MODEL_UNAVAILABLE: return "UNAVAILABLE";
+	case SERVE_MODEL_UNLOADING: return "UNLOADING";
 	}
 	return "UNKNOWN";
 }
 
 void serve_model_free(struct serve_model *m)
 {
+	if (!m->name)
+		return;	/* never prepared */
+	/* an unload still closing the engine finishes first */
+	pthread_mutex_lock(&m->ctl_lock);
+	while (serve_model_state(m) == SERVE_MODEL_UNLOADING && !m->holders)
+		pthread_cond_wait(&m->ctl_cond, &m->ctl_lock);
+	pthread_mutex_unlock(&m->ctl_lock);
 	if (m->engine)
 		m->ops->close(m->engine);
 	rbln_chat_template_free(m->chat);
 	rbln_tokenizer_free(m->tok);
+	pthread_cond_destroy(&m->ctl_cond);
+	pthread_mutex_destroy(&m->ctl_lock);
 	memset(m, 0, sizeof(*m));
 }
 

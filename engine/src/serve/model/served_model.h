@@ -7,6 +7,7 @@
 #ifndef RBLN_SERVE_SERVED_MODEL_H
 #define RBLN_SERVE_SERVED_MODEL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,7 +23,8 @@
 enum serve_model_state {
 	SERVE_MODEL_LOADING,		/* tokenizer ready, engine not (yet) */
 	SERVE_MODEL_READY,
-	SERVE_MODEL_UNAVAILABLE,	/* loading failed: reason says why */
+	SERVE_MODEL_UNAVAILABLE,	/* loading failed, or unloaded: reason says why */
+	SERVE_MODEL_UNLOADING,		/* no new requests; its engine closes after the last */
 };
 
 struct serve_model {
@@ -40,6 +42,10 @@ struct serve_model {
 	uint32_t max_waiting;
 	uint64_t default_timeout_us;
 	struct serve_model_metrics metrics;
+	/* Load and unload (model_control.h): the requests that hold the engine. */
+	pthread_mutex_t ctl_lock;
+	pthread_cond_t ctl_cond;	/* the state left LOADING or UNLOADING */
+	unsigned holders;
 };
 
 /* Loads the tokenizer, chat template and defaults; the model is then LOADING. */
