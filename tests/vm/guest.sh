@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # tests/vm/guest.sh - the checks run inside the VM (see run.sh), in a chroot
-# of the host's root shared read-only over 9p. The drm, drm_shmem_helper
+# of the host's root shared read-only over 9p. The drm
 # and gpu-sched modules are loaded; rbln.ko is at /tmp/rbln.ko.
 #
 # Every check prints one line "VM-PASS: name" or "VM-FAIL: name"; run.sh
