@@ -363,6 +363,7 @@ main() {
 	check "rbln-smi lists 8 devices (text, JSON, CSV, --query, --loop)" t_smi
 	check "rbln-smi memory, contexts and --query-processes follow a process holding memory" t_smi_memory
 	tap ioctl "$B/rbln-ioctl-test" 0
+	t_numa
 	t_conformance
 	info "compute kernels: $(</sys/module/rbln/parameters/cpu_variant) ($(grep -o -m1 -w 'avx2\|fma\|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' '))"
 	tap compare "$B/rbln-vm-compare" 8
@@ -387,6 +388,14 @@ main() {
 	limits_main
 	check "$VM_CYCLES cycles of load, use, unload" t_cycles
 	sed 's/^/VM-INFO: /' /tmp/cycles.times 2>/dev/null
+}
+
+# Buffer pages live on their device's NUMA node, whoever touches them
+# first (issue 14): the guest has two nodes (run.sh), the devices are
+# spread over them, and the program touches each device's buffers from a
+# process bound to the other node, then reads debugfs "buffers".
+t_numa() {
+	tap numa "$BUILD_DIR/tests/vm/rbln-vm-numa" $NDEV
 }
 
 # What one client may take, and the random-ioctl fuzz (issue 12).
