@@ -110,4 +110,16 @@ rbln_compat_requeue_job(struct drm_gpu_scheduler *sched,
 #define RBLN_SCHED_STAT_RECOVERED	DRM_GPU_SCHED_STAT_RESET
 #endif
 
+/*
+ * The driver calls dma-buf functions (its imports' vmap and mmap), which
+ * are exported in the DMA_BUF namespace. MODULE_IMPORT_NS() takes the
+ * namespace as a bare token up to 6.12 and as a string from 6.13 (Kbuild
+ * defines RBLN_HAVE_IMPORT_NS_STRING there).
+ */
+#ifdef RBLN_HAVE_IMPORT_NS_STRING
+#define RBLN_MODULE_IMPORT_NS_DMA_BUF	MODULE_IMPORT_NS("DMA_BUF")
+#else
+#define RBLN_MODULE_IMPORT_NS_DMA_BUF	MODULE_IMPORT_NS(DMA_BUF)
+#endif
+
 #endif /* RBLN_COMPAT_H */

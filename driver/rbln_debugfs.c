@@ -11,6 +11,8 @@
  *             count, milliseconds since the watchdog saw progress, cancel
  *   fault     write "hang" or "fail" to inject that fault into the next job
  *             the device runs, "none" to clear; reads the pending fault
+ *   buffers   one line per buffer handle: its pages per NUMA node
+ *             (rbln_debugfs_buffers.c)
  *
  * Copyright (C) 2026 The RBLN NPU model authors
  */
@@ -211,4 +213,5 @@ void rbln_debugfs_init(struct rbln_device *rdev)
 	debugfs_create_file("queues", 0444, root, rdev, &rbln_queues_fops);
 	debugfs_create_file("jobs", 0444, root, rdev, &rbln_jobs_fops);
 	debugfs_create_file("fault", 0600, root, rdev, &rbln_fault_fops);
+	rbln_debugfs_buffers_init(rdev, root);
 }

@@ -16,7 +16,6 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
-#include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_ioctl.h>
 #include <drm/drm_print.h>
 
@@ -192,8 +191,7 @@ static const struct drm_driver rbln_drm_driver = {
 	.open = rbln_open,
 	.postclose = rbln_postclose,
 	.show_fdinfo = rbln_client_show_fdinfo,
-	.gem_create_object = rbln_gem_create_object,
-	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.gem_prime_import_sg_table = rbln_gem_prime_import_sg_table,
 	.ioctls = rbln_ioctls,
 	.num_ioctls = ARRAY_SIZE(rbln_ioctls),
 	.fops = &rbln_fops,
@@ -369,4 +367,5 @@ module_exit(rbln_exit);
 MODULE_AUTHOR("The RBLN NPU model authors");
 MODULE_DESCRIPTION(RBLN_DRIVER_DESC);
 MODULE_LICENSE("GPL");
+RBLN_MODULE_IMPORT_NS_DMA_BUF;
 MODULE_VERSION("1.0.0");

@@ -15,6 +15,7 @@
 
 #include "rbln_model.h"
 
+struct dentry;
 struct drm_device;
 struct drm_file;
 struct rbln_client;
@@ -96,6 +97,7 @@ int rbln_ioctl_submit(struct drm_device *dev, void *data,
 int rbln_ioctl_wait(struct drm_device *dev, void *data, struct drm_file *file);
 
 void rbln_debugfs_init(struct rbln_device *rdev);
+void rbln_debugfs_buffers_init(struct rbln_device *rdev, struct dentry *root);
 extern const struct attribute_group *rbln_dev_groups[];
 
 #endif /* RBLN_DRV_H */

@@ -1,29 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * rbln_gem.c - buffer objects: GEM shmem objects of device memory (charged
- * to the device's capacity) or host memory (not charged), their ioctls, and
- * the kernel mappings the engines execute with.
+ * rbln_gem.c - buffer objects: GEM objects of device memory (charged to the
+ * device's capacity) or host memory (not charged), their ioctls, mmap,
+ * PRIME export and import, and the kernel mappings the engines execute
+ * with.
  *
  * Both kinds are host RAM: each is charged to the host budget
- * (rbln_budget.c), and its pages to the memory cgroup of the process that
- * created it. shmem charges a page to the memory cgroup of whoever makes it
- * present; the driver populates pages in mmap(), vmap (submission) and
- * pin (PRIME), possibly on behalf of another process, so those run with
- * the creator's cgroup active (set_active_memcg()). The mapping's gfp mask
- * deliberately gets no __GFP_ACCOUNT: the page allocator would charge each
- * page as kernel memory on top of shmem's page-cache charge, and that
- * second charge is never given back.
+ * (rbln_budget.c), and its pages, allocated on the device's NUMA node, to
+ * the memory cgroup of the process that created it (rbln_gem_pages.c).
+ * The pages are made present all at once on first use: mmap(), a job
+ * (submission maps the buffer for the engines) or a PRIME export; they are
+ * kept until the object is freed. User mappings are VM_PFNMAP, filled page
+ * by page by the fault handler. Imported buffers keep the exporter's pages:
+ * the engines map them through dma_buf_vmap(), mmap() is passed to the
+ * exporter.
  *
  * Copyright (C) 2026 The RBLN NPU model authors
  */
 
+#include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
 #include <linux/memcontrol.h>
+#include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
-#include <drm/drm_gem_shmem_helper.h>
+#include <drm/drm_prime.h>
+#include <drm/drm_print.h>
 #include <drm/drm_vma_manager.h>
 
 #include "rbln_accel.h"
@@ -52,94 +56,177 @@ static void rbln_gem_free(struct drm_gem_object *obj)
 
 	if (!iosys_map_is_null(&bo->kmap)) {
 		dma_resv_lock(obj->resv, NULL);
-		drm_gem_shmem_vunmap(&bo->base, &bo->kmap);
+		if (obj->import_attach)
+			dma_buf_vunmap(obj->import_attach->dmabuf, &bo->kmap);
+		else
+			rbln_bo_vunmap_locked(bo);
 		dma_resv_unlock(obj->resv);
 		iosys_map_clear(&bo->kmap);
 	}
+	if (obj->import_attach)
+		drm_prime_gem_destroy(obj, bo->import_sgt);
+	else
+		rbln_bo_put_pages(bo);
 	if (bo->charged)
 		rbln_device_uncharge(rdev, bo->charged);
 	rbln_budget_uncharge(bo->budgeted);
 	mem_cgroup_put(bo->memcg);
-	drm_gem_shmem_free(&bo->base);
+	drm_gem_object_release(obj);
+	kfree(bo);
 	atomic_dec(&rbln_gem_live_count);
 }
 
-/*
- * Each of these may allocate the object's pages: they are charged to the
- * creator's memory cgroup, not to whoever happens to make them present.
- */
+/* PRIME export: the importer's attachment holds the pages present. */
 static int rbln_gem_pin(struct drm_gem_object *obj)
 {
-	struct mem_cgroup *old = set_active_memcg(to_rbln_bo(obj)->memcg);
-	int ret = drm_gem_shmem_object_pin(obj);
+	if (obj->import_attach)
+		return 0;
+	return rbln_bo_get_pages(to_rbln_bo(obj));
+}
 
-	set_active_memcg(old);
-	return ret;
+/* A new table each time: drm_gem_unmap_dma_buf() frees it. */
+static struct sg_table *rbln_gem_get_sg_table(struct drm_gem_object *obj)
+{
+	struct page **pages = rbln_bo_pages(to_rbln_bo(obj));
+
+	if (drm_WARN_ON_ONCE(obj->dev, obj->import_attach || !pages))
+		return ERR_PTR(-EINVAL);
+	return drm_prime_pages_to_sg(obj->dev, pages, obj->size >> PAGE_SHIFT);
 }
 
 static int rbln_gem_vmap(struct drm_gem_object *obj, struct iosys_map *map)
 {
-	struct mem_cgroup *old = set_active_memcg(to_rbln_bo(obj)->memcg);
-	int ret = drm_gem_shmem_object_vmap(obj, map);
+	return rbln_bo_vmap_locked(to_rbln_bo(obj), map);
+}
 
-	set_active_memcg(old);
-	return ret;
+static void rbln_gem_vunmap(struct drm_gem_object *obj, struct iosys_map *map)
+{
+	rbln_bo_vunmap_locked(to_rbln_bo(obj));
 }
 
 static int rbln_gem_mmap(struct drm_gem_object *obj,
 			 struct vm_area_struct *vma)
 {
-	struct mem_cgroup *old = set_active_memcg(to_rbln_bo(obj)->memcg);
-	int ret = drm_gem_shmem_object_mmap(obj, vma);
+	int ret;
 
-	set_active_memcg(old);
-	return ret;
+	if (obj->import_attach) {
+		/* The exporter maps its pages with its own vm_ops. */
+		vma->vm_private_data = NULL;
+		vma->vm_ops = NULL;
+		ret = dma_buf_mmap(obj->import_attach->dmabuf, vma, 0);
+		/* Drop the reference drm_gem_mmap_obj() took. */
+		if (!ret)
+			drm_gem_object_put(obj);
+		return ret;
+	}
+
+	/* Private copies of device memory make no sense. */
+	if (is_cow_mapping(vma->vm_flags))
+		return -EINVAL;
+
+	ret = dma_resv_lock_interruptible(obj->resv, NULL);
+	if (ret)
+		return ret;
+	ret = rbln_bo_get_pages(to_rbln_bo(obj));
+	dma_resv_unlock(obj->resv);
+	if (ret)
+		return ret;
+
+	/*
+	 * The fault handler inserts the pages by PFN: no struct page
+	 * refcounting or rmap for them, no expansion by mremap(), and no core
+	 * dumps of device memory.
+	 */
+	vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_page_prot = vm_get_page_prot(vma->vm_flags);
+	return 0;
+}
+
+static vm_fault_t rbln_gem_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct drm_gem_object *obj = vma->vm_private_data;
+	struct page **pages = rbln_bo_pages(to_rbln_bo(obj));
+	/* vmf->pgoff counts from the fake offset of the object's node. */
+	pgoff_t index = vmf->pgoff - drm_vma_node_start(&obj->vma_node);
+
+	if (!pages || index >= obj->size >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	return vmf_insert_pfn(vma, vmf->address, page_to_pfn(pages[index]));
+}
+
+static const struct vm_operations_struct rbln_gem_vm_ops = {
+	.fault = rbln_gem_fault,
+	.open = drm_gem_vm_open,
+	.close = drm_gem_vm_close,
+};
+
+static void rbln_gem_print_info(struct drm_printer *p, unsigned int indent,
+				const struct drm_gem_object *obj)
+{
+	const struct rbln_bo *bo = container_of(obj, struct rbln_bo, base);
+
+	if (obj->import_attach)
+		return;
+	drm_printf_indent(p, indent, "node=%d\n", bo->node);
+	drm_printf_indent(p, indent, "pages=%s\n", bo->pages ? "present" : "none");
+	drm_printf_indent(p, indent, "vmap_count=%u\n", bo->vmap_count);
 }
 
 /* For fdinfo's drm-resident-memory: pages are present once populated. */
 static enum drm_gem_object_status rbln_gem_status(struct drm_gem_object *obj)
 {
-	if (obj->import_attach || READ_ONCE(to_rbln_bo(obj)->base.pages))
+	if (obj->import_attach || rbln_bo_pages(to_rbln_bo(obj)))
 		return DRM_GEM_OBJECT_RESIDENT;
 	return 0;
 }
 
 static const struct drm_gem_object_funcs rbln_gem_funcs = {
 	.free = rbln_gem_free,
-	.print_info = drm_gem_shmem_object_print_info,
+	.print_info = rbln_gem_print_info,
 	.pin = rbln_gem_pin,
-	.unpin = drm_gem_shmem_object_unpin,
-	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.get_sg_table = rbln_gem_get_sg_table,
 	.vmap = rbln_gem_vmap,
-	.vunmap = drm_gem_shmem_object_vunmap,
+	.vunmap = rbln_gem_vunmap,
 	.mmap = rbln_gem_mmap,
 	.status = rbln_gem_status,
-	.vm_ops = &drm_gem_shmem_vm_ops,
+	.vm_ops = &rbln_gem_vm_ops,
 };
 
-/**
- * rbln_gem_create_object() - &drm_driver.gem_create_object
- * @dev: the DRM device
- * @size: object size
- *
- * Used for buffers created here and for PRIME imports alike.
- *
- * Return: the embedded GEM object or an ERR_PTR.
- */
-struct drm_gem_object *rbln_gem_create_object(struct drm_device *dev,
-					      size_t size)
+static struct rbln_bo *rbln_bo_alloc(struct drm_device *dev, size_t size)
 {
 	struct rbln_bo *bo;
 
-	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
+	if (!bo)
+		return NULL;
+	bo->base.funcs = &rbln_gem_funcs;
+	bo->node = to_rbln_device(dev)->numa_node;
+	/* No shmem file: the pages are the object's own (rbln_gem_pages.c). */
+	drm_gem_private_object_init(dev, &bo->base, size);
+	atomic_inc(&rbln_gem_live_count);
+	return bo;
+}
+
+/**
+ * rbln_gem_prime_import_sg_table() - &drm_driver.gem_prime_import_sg_table
+ * @dev: the importing device
+ * @attach: its attachment to the dma-buf
+ * @sgt: the exporter's pages, mapped for @dev
+ *
+ * Return: the new GEM object or an ERR_PTR.
+ */
+struct drm_gem_object *
+rbln_gem_prime_import_sg_table(struct drm_device *dev,
+			       struct dma_buf_attachment *attach,
+			       struct sg_table *sgt)
+{
+	struct rbln_bo *bo = rbln_bo_alloc(dev, PAGE_ALIGN(attach->dmabuf->size));
+
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
-
-	bo->base.base.funcs = &rbln_gem_funcs;
-	/* The device may write any buffer at any time. */
-	bo->base.pages_mark_dirty_on_put = true;
-	atomic_inc(&rbln_gem_live_count);
-	return &bo->base.base;
+	bo->import_sgt = sgt;
+	return &bo->base;
 }
 
 /**
@@ -188,14 +275,16 @@ void *rbln_gem_kmap(struct drm_gem_object *obj)
 		return ERR_PTR(ret);
 
 	if (iosys_map_is_null(&bo->kmap)) {
-		struct mem_cgroup *old = set_active_memcg(bo->memcg);
 		struct iosys_map map;
 
-		ret = drm_gem_shmem_vmap(&bo->base, &map);
-		set_active_memcg(old);
-		if (!ret && map.is_iomem) {
-			drm_gem_shmem_vunmap(&bo->base, &map);
-			ret = -EOPNOTSUPP;
+		if (obj->import_attach) {
+			ret = dma_buf_vmap(obj->import_attach->dmabuf, &map);
+			if (!ret && map.is_iomem) {
+				dma_buf_vunmap(obj->import_attach->dmabuf, &map);
+				ret = -EOPNOTSUPP;
+			}
+		} else {
+			ret = rbln_bo_vmap_locked(bo, &map);
 		}
 		if (!ret)
 			bo->kmap = map;
@@ -218,7 +307,6 @@ int rbln_ioctl_bo_create(struct drm_device *dev, void *data,
 {
 	struct rbln_device *rdev = to_rbln_device(dev);
 	struct drm_rbln_bo_create *args = data;
-	struct drm_gem_shmem_object *shmem;
 	struct rbln_bo *bo;
 	u64 size, charge;
 	int ret;
@@ -241,22 +329,21 @@ int rbln_ioctl_bo_create(struct drm_device *dev, void *data,
 		}
 	}
 
-	shmem = drm_gem_shmem_create(dev, size);
-	if (IS_ERR(shmem)) {
+	bo = rbln_bo_alloc(dev, size);
+	if (!bo) {
 		if (charge)
 			rbln_device_uncharge(rdev, charge);
 		rbln_budget_uncharge(size);
-		return PTR_ERR(shmem);
+		return -ENOMEM;
 	}
-	bo = to_rbln_bo(&shmem->base);
 	bo->flags = args->flags;
 	bo->charged = charge;
 	bo->budgeted = size;
 	bo->memcg = get_mem_cgroup_from_mm(current->mm);
 
-	ret = drm_gem_handle_create(file, &shmem->base, &args->handle);
+	ret = drm_gem_handle_create(file, &bo->base, &args->handle);
 	/* The handle holds the object now, or it is freed (and uncharged). */
-	drm_gem_object_put(&shmem->base);
+	drm_gem_object_put(&bo->base);
 	return ret;
 }
 

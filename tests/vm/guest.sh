@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # tests/vm/guest.sh - the checks run inside the VM (see run.sh), in a chroot
-# of the host's root shared read-only over 9p. The drm, drm_shmem_helper
+# of the host's root shared read-only over 9p. The drm
 # and gpu-sched modules are loaded; rbln.ko is at /tmp/rbln.ko.
 #
 # Every check prints one line "VM-PASS: name" or "VM-FAIL: name"; run.sh
@@ -370,6 +370,7 @@ main() {
 	check "rbln-smi lists 8 devices (text, JSON, CSV, --query, --loop)" t_smi
 	check "rbln-smi memory, contexts and --query-processes follow a process holding memory" t_smi_memory
 	tap ioctl "$B/rbln-ioctl-test" 0
+	t_numa
 	t_conformance
 	info "compute kernels: $(</sys/module/rbln/parameters/cpu_variant) ($(grep -o -m1 -w 'avx2\|fma\|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' '))"
 	tap compare "$B/rbln-vm-compare" 8
@@ -390,6 +391,14 @@ main() {
 	limits_main
 	check "$VM_CYCLES cycles of load, use, unload" t_cycles
 	sed 's/^/VM-INFO: /' /tmp/cycles.times 2>/dev/null
+}
+
+# Buffer pages live on their device's NUMA node, whoever touches them
+# first (issue 14): the guest has two nodes (run.sh), the devices are
+# spread over them, and the program touches each device's buffers from a
+# process bound to the other node, then reads debugfs "buffers".
+t_numa() {
+	tap numa "$BUILD_DIR/tests/vm/rbln-vm-numa" $NDEV
 }
 
 # What one client may take, and the random-ioctl fuzz (issue 12).

@@ -6,8 +6,8 @@
 # On a fresh Debian 12 machine (as root) it installs what it needs, builds
 # the module against Debian's 6.12 headers from bookworm-backports and the
 # userspace programs with Meson, boots the 6.12 kernel under QEMU's TCG
-# emulation (no KVM) with a small initramfs (busybox, the drm, gpu-sched,
-# drm_shmem_helper and 9p modules, rbln.ko) and the host's root shared
+# emulation (no KVM) with a small initramfs (busybox, the drm, gpu-sched
+# and 9p modules, rbln.ko) and the host's root shared
 # read-only over virtio-9p, and runs tests/vm/guest.sh inside: the libnpu
 # conformance suite against the kernel backend, rbln-smi and the /dev/rbln
 # links, ioctl negative tests, a stress run, fault injection and recovery,
@@ -142,7 +142,7 @@ add_module() { # path relative to MODDIR
 	for d in $deps; do add_module "$d"; done
 	order+=("$path")
 }
-for m in drm drm_shmem_helper gpu-sched 9pnet_virtio 9p; do
+for m in drm gpu-sched 9pnet_virtio 9p; do
 	p=$(dep_path "$m")
 	[ -n "$p" ] || die "module $m not in $MODDIR/modules.dep"
 	add_module "$p"
