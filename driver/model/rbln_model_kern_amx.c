@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * rbln_model_kern_amx.c - MATMUL on AMX-BF16 tiles (emulated home only).
+ *
+ * Weights are bfloat16 already; a float32 activation x is split into three
+ * bfloat16 parts by truncation: hi = x with its low 16 bits cleared,
+ * mid = (x - hi) likewise, lo = x - hi - mid. Each difference is exact in
+ * float32 and lo has at most 8 significant bits, so hi + mid + lo == x
+ * exactly (bar denormals, which the tiles treat as zero). W.x is then
+ * W.hi + W.mid + W.lo: every bf16 x bf16 product is exact in float32 and
+ * the tile unit sums them in float32, so the result is a float32 dot
+ * product like the other variants', within the same float64-reference
+ * tolerance. Two parts (hi + lo, x to ~16 bits) leave an error of up to
+ * 2^-16 of |a||w| per term, above the tolerance (k + 2) * 2^-24 for short
+ * products (k = 16 to 33 in the tests): the third part costs a third more
+ * tile work and makes the split exact.
+ *
+ * Per output element the order is fixed: k in blocks of 32 from k0, in a
+ * block the hi part, then mid, then lo, each a tile dot product over the
+ * block's 16 k pairs. Rows never mix, so a row of a batch is the same bits
+ * as the row alone, and the split over engines changes nothing. The
+ * results are this variant's own bits, not those of avx2/avx512.
+ *
+ * The tiles hold 16 rows of 64 bytes: a C tile 16 x 16 floats, an A tile
+ * 16 rows x 32 bf16 (one part), the B tile 16 k pairs x 16 columns in
+ * the pair-interleaved ("VNNI") layout, repacked from a packed bf16 panel
+ * per k block (or gathered from row-major weights: the same bits).
+ * Float32 and float16 weights run the avx512 MATMUL.
+ *
+ * The kernel home never uses AMX (the tile state is too large for
+ * kernel_fpu_begin()): Kbuild.model does not list this file, and
+ * rbln_os_cpu_has_amx() is false there.
+ */
+
+#include "rbln_model_internal.h"
+
+#if defined(__KERNEL__)
+#error "the AMX variant is for the emulated home only"
+#endif
+
+#if defined(__x86_64__)
+
+#define RBLN_AMX_ATTR	__attribute__((__target__("avx512f,avx2,fma")))
+#define RBLN_AMX_KB	32U	/* k per tile block: 16 pairs of bf16 */
+#define RBLN_AMX_ROWS	16U	/* rows of a tile */
+#define RBLN_AMX_PARTS	3U	/* bf16 parts of an activation */
+#define RBLN_AMX_CT	6U	/* C tiles: tmm0..tmm5 */
+#define RBLN_AMX_KMAX	1024U	/* longest k run of one call (exec_mm.c) */
+
+/* The A parts of one call: rows x k, zero padded to whole tiles. */
+#define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_CT * RBLN_AMX_ROWS * \
+			 RBLN_AMX_KMAX)
+
+typedef u32 rbln_amx_vu __attribute__((vector_size(64)));
+typedef float rbln_amx_vf __attribute__((vector_size(64)));
+typedef u32 rbln_amx_vu8 __attribute__((vector_size(32)));
+typedef u16 rbln_amx_vh __attribute__((vector_size(32)));
+
+/**
+ * struct rbln_amx_cfg - the LDTILECFG operand (palette 1)
+ * @palette: 1
+ * @start_row: 0
+ * @reserved: zero
+ * @colsb: bytes per row of each tile
+ * @rows: rows of each tile
+ */
+struct rbln_amx_cfg {
+	u8 palette;
+	u8 start_row;
+	u8 reserved[14];
+	u16 colsb[16];
+	u8 rows[16];
+} __attribute__((aligned(64)));
+
+/* tmm0..5: C tiles; tmm6: an A part; tmm7: the B block. */
+static void rbln_amx_config(void)
+{
+	struct rbln_amx_cfg cfg;
+	u32 t;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.palette = 1;
+	for (t = 0; t < 8; t++) {
+		cfg.colsb[t] = 64;
+		cfg.rows[t] = RBLN_AMX_ROWS;
+	}
+	__asm__ volatile("ldtilecfg %0" : : "m"(cfg));
+}
+
+#define RBLN_AMX_STR(x)	#x
+#define RBLN_AMX_XSTR(x)	RBLN_AMX_STR(x)
+
+#define RBLN_AMX_ZERO(t) \
+	__asm__ volatile("tilezero %%tmm" RBLN_AMX_XSTR(t) : : : "memory")
+#define RBLN_AMX_LOAD(t, p, stride) \
+	__asm__ volatile("tileloadd (%0,%1,1), %%tmm" RBLN_AMX_XSTR(t) \
+			 : : "r"(p), "r"((u64)(stride)) : "memory")
+#define RBLN_AMX_STORE(t, p, stride) \
+	__asm__ volatile("tilestored %%tmm" RBLN_AMX_XSTR(t) ", (%0,%1,1)" \
+			 : : "r"(p), "r"((u64)(stride)) : "memory")
+/* C tile t += tmm6 (A) . tmm7 (B) */
+#define RBLN_AMX_DP(t) \
+	__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm" RBLN_AMX_XSTR(t) \
+			 : : : "memory")
+
+/* The top 16 bits of a float's bits, as a float. */
+static inline u32 rbln_amx_bits(float x)
+{
+	u32 b;
+
+	memcpy(&b, &x, 4);
+	return b;
+}
+
+static inline float rbln_amx_float(u32 b)
+{
+	float x;
+
+	memcpy(&x, &b, 4);
+	return x;
+}
+
+/*
+ * The hi/mid/lo parts of n floats at @x into @hi, @mid, @lo (bf16). A NaN
+ * keeps a NaN hi (its payload may be in the cleared bits); a non-finite x
+ * has zero mid and lo, so that inf - inf makes no NaN.
+ */
+static RBLN_AMX_ATTR void rbln_amx_split(const float *x, u32 n, u16 *hi,
+					 u16 *mid, u16 *lo)
+{
+	const rbln_amx_vu top = (rbln_amx_vu){} + 0xffff0000U;
+	const rbln_amx_vu exp = (rbln_amx_vu){} + 0x7f800000U;
+	rbln_amx_vu b, h, m, l, nf, nan;
+	rbln_amx_vf r;
+	u32 i = 0, j, bits, hb, mb;
+	float s;
+
+	for (; i + 16 <= n; i += 16) {
+		memcpy(&b, x + i, sizeof(b));
+		nf = (rbln_amx_vu)((b & exp) == exp);
+		nan = nf & (rbln_amx_vu)((b & 0x007fffffU) != 0);
+		h = (b & top) | (nan & 0x00400000U);
+		r = (rbln_amx_vf)b - (rbln_amx_vf)h;
+		r = (rbln_amx_vf)((rbln_amx_vu)r & ~nf);
+		m = (rbln_amx_vu)r & top;
+		l = (rbln_amx_vu)(r - (rbln_amx_vf)m);
+		h >>= 16;
+		m >>= 16;
+		l >>= 16;
+#pragma GCC unroll 16
+		for (j = 0; j < 16; j++) {
+			hi[i + j] = (u16)h[j];
+			mid[i + j] = (u16)m[j];
+			lo[i + j] = (u16)l[j];
+		}
+	}
+	for (; i < n; i++) {
+		bits = rbln_amx_bits(x[i]);
+		hb = bits & 0xffff0000U;
+		hi[i] = (u16)(hb >> 16);
+		mid[i] = 0;
+		lo[i] = 0;
+		if ((bits & 0x7f800000U) == 0x7f800000U) {
+			if (bits & 0x007fffffU)
+				hi[i] |= 0x0040;
+			continue;
+		}
+		s = x[i] - rbln_amx_float(hb);
+		mb = rbln_amx_bits(s) & 0xffff0000U;
+		mid[i] = (u16)(mb >> 16);
+		lo[i] = (u16)(rbln_amx_bits(s - rbln_amx_float(mb)) >> 16);
+	}
+}
+
+/*
+ * One k block of a packed bf16 panel (row k holds column i in the low
+ * half of word i and column i + 8 in its high half, rbln_isa.h) into the
+ * B tile layout: row kk, column n holds k = 2kk in its low half and
+ * 2kk + 1 in its high half. k steps at or past @kc are zero.
+ */
+static RBLN_AMX_ATTR void rbln_amx_pack_b(const u8 *panel, u32 kc, u32 *t)
+{
+	rbln_amx_vu8 r0, r1, lo, hi;
+	u32 kk, k;
+
+	for (kk = 0; kk < RBLN_AMX_KB / 2; kk++) {
+		k = 2 * kk;
+		memset(&r0, 0, sizeof(r0));
+		memset(&r1, 0, sizeof(r1));
+		if (k < kc)
+			memcpy(&r0, panel + (u64)k * 32, sizeof(r0));
+		if (k + 1 < kc)
+			memcpy(&r1, panel + (u64)(k + 1) * 32, sizeof(r1));
+		lo = (r0 & 0xffffU) | (r1 << 16);
+		hi = (r0 >> 16) | (r1 & 0xffff0000U);
+		memcpy(t + kk * 16, &lo, sizeof(lo));
+		memcpy(t + kk * 16 + 8, &hi, sizeof(hi));
+	}
+}
+
+/*
+ * The same block from row-major weights: column n of panel @p is row n
+ * of the checkpoint's matrix; columns past mm->n are zero.
+ */
+static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
+			       u32 kc, u32 *t)
+{
+	const u8 *row;
+	u32 j, kk, n;
+	u16 e0, e1;
+
+	memset(t, 0, RBLN_AMX_KB / 2 * 64);
+	for (j = 0; j < RBLN_ISA_PACK_COLS; j++) {
+		n = p * RBLN_ISA_PACK_COLS + j;
+		if (n >= mm->n)
+			break;
+		row = mm->w + ((u64)n * mm->k + k) * 2;
+		for (kk = 0; kk < RBLN_AMX_KB / 2 && 2 * kk < kc; kk++) {
+			memcpy(&e0, row + 4 * kk, 2);
+			e1 = 0;
+			if (2 * kk + 1 < kc)
+				memcpy(&e1, row + 4 * kk + 2, 2);
+			t[kk * 16 + j] = e0 | (u32)e1 << 16;
+		}
+	}
+}
+
+/**
+ * struct rbln_amx_call - one call's operands, staged for the tiles
+ * @a: the A parts: [part][row][k], rows padded to whole tiles and k to
+ *	whole blocks with zeros
+ * @lda: bf16 elements between rows of @a
+ * @b: one B block
+ * @c: a C tile through memory, for partial tiles
+ */
+struct rbln_amx_call {
+	u16 a[RBLN_AMX_ABUF];
+	u64 lda;
+	u32 b[RBLN_AMX_KB / 2 * 16] __attribute__((aligned(64)));
+	float c[RBLN_AMX_ROWS * 16] __attribute__((aligned(64)));
+};
+
+/* Per thread: 200 KiB is too much for an engine thread's stack frame. */
+static __thread struct rbln_amx_call rbln_amx_call_buf;
+
+/* C tile t of rows [16t, 16t + 16) from @c or zero, through @buf if short. */
+#define RBLN_AMX_C_IN(t) do { \
+	if ((t) < tiles) { \
+		if (zero) \
+			RBLN_AMX_ZERO(t); \
+		else if (rows_of(t) == RBLN_AMX_ROWS && full) \
+			RBLN_AMX_LOAD(t, c + (t) * 16 * ldc, ldc * 4); \
+		else { \
+			rbln_amx_c_get(st->c, c + (t) * 16 * ldc, ldc, \
+				       rows_of(t), cols); \
+			RBLN_AMX_LOAD(t, st->c, 64); \
+		} \
+	} \
+} while (0)
+
+#define RBLN_AMX_C_OUT(t) do { \
+	if ((t) < tiles) { \
+		if (rows_of(t) == RBLN_AMX_ROWS && full) { \
+			RBLN_AMX_STORE(t, c + (t) * 16 * ldc, ldc * 4); \
+		} else { \
+			RBLN_AMX_STORE(t, st->c, 64); \
+			rbln_amx_c_put(st->c, c + (t) * 16 * ldc, ldc, \
+				       rows_of(t), cols); \
+		} \
+	} \
+} while (0)
+
+/* The three parts of row tile t times the B block in tmm7. */
+#define RBLN_AMX_C_DP(t) do { \
+	if ((t) < tiles) { \
+		for (part = 0; part < RBLN_AMX_PARTS; part++) { \
+			RBLN_AMX_LOAD(6, a0 + (part * RBLN_AMX_CT + (t)) * \
+				      16 * st->lda, st->lda * 2); \
+			RBLN_AMX_DP(t); \
+		} \
+	} \
+} while (0)
+
+static void rbln_amx_c_get(float *t, const float *c, u64 ldc, u32 rows,
+			   u32 cols)
+{
+	u32 r;
+
+	memset(t, 0, RBLN_AMX_ROWS * 64);
+	for (r = 0; r < rows; r++)
+		memcpy(t + r * 16, c + r * ldc, cols * 4);
+}
+
+static void rbln_amx_c_put(const float *t, float *c, u64 ldc, u32 rows,
+			   u32 cols)
+{
+	u32 r;
+
+	for (r = 0; r < rows; r++)
+		memcpy(c + r * ldc, t + r * 16, cols * 4);
+}
+
+/*
+ * Rows [m0, m1) (at most RBLN_AMX_CT tiles) times panels [p0, p1) over
+ * k in [k0, k1) (at most RBLN_AMX_KMAX), bf16 weights.
+ */
+static RBLN_AMX_ATTR void
+rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
+		 u32 p1, u32 k0, u32 k1)
+{
+	struct rbln_amx_call *st = &rbln_amx_call_buf;
+	u32 kc = k1 - k0, nrows = (u32)(m1 - m0);
+	u32 tiles = (nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
+	u64 pstride = (u64)mm->k * RBLN_ISA_PACK_COLS * 2;
+	u64 ldc = mm->n;
+	bool zero = k0 == 0 && !mm->accumulate;
+	const float *a = (const float *)mm->a + m0 * mm->k + k0;
+	u64 plane = (u64)RBLN_AMX_CT * RBLN_AMX_ROWS;
+	u32 r, p, kb, part, cols;
+	const u16 *a0;
+	float *c;
+	bool full;
+
+#define rows_of(t) (nrows - (t) * RBLN_AMX_ROWS < RBLN_AMX_ROWS ? \
+		    nrows - (t) * RBLN_AMX_ROWS : RBLN_AMX_ROWS)
+	st->lda = (kc + RBLN_AMX_KB - 1) / RBLN_AMX_KB * RBLN_AMX_KB;
+	memset(st->a, 0, RBLN_AMX_PARTS * plane * st->lda * 2);
+	for (r = 0; r < nrows; r++)
+		rbln_amx_split(a + r * mm->k, kc, st->a + r * st->lda,
+			       st->a + (plane + r) * st->lda,
+			       st->a + (2 * plane + r) * st->lda);
+	for (p = p0; p < p1; p++) {
+		cols = mm->n - p * RBLN_ISA_PACK_COLS;
+		full = cols >= RBLN_ISA_PACK_COLS;
+		if (full)
+			cols = RBLN_ISA_PACK_COLS;
+		c = (float *)mm->c + m0 * ldc + p * RBLN_ISA_PACK_COLS;
+		RBLN_AMX_C_IN(0);
+		RBLN_AMX_C_IN(1);
+		RBLN_AMX_C_IN(2);
+		RBLN_AMX_C_IN(3);
+		RBLN_AMX_C_IN(4);
+		RBLN_AMX_C_IN(5);
+		for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
+			if (mm->layout == RBLN_LAYOUT_PACKED16)
+				rbln_amx_pack_b(mm->w + p * pstride +
+						(u64)(k0 + kb) *
+						RBLN_ISA_PACK_COLS * 2,
+						kc - kb, st->b);
+			else
+				rbln_amx_pack_b_rm(mm, p, k0 + kb, kc - kb,
+						   st->b);
+			RBLN_AMX_LOAD(7, st->b, 64);
+			a0 = st->a + kb;
+			RBLN_AMX_C_DP(0);
+			RBLN_AMX_C_DP(1);
+			RBLN_AMX_C_DP(2);
+			RBLN_AMX_C_DP(3);
+			RBLN_AMX_C_DP(4);
+			RBLN_AMX_C_DP(5);
+		}
+		RBLN_AMX_C_OUT(0);
+		RBLN_AMX_C_OUT(1);
+		RBLN_AMX_C_OUT(2);
+		RBLN_AMX_C_OUT(3);
+		RBLN_AMX_C_OUT(4);
+		RBLN_AMX_C_OUT(5);
+	}
+#undef rows_of
+}
+
+/**
+ * rbln_model_mm_amx() - one block of a MATMUL (&rbln_model_kernels.mm)
+ * @mm: the command
+ * @m0: first row
+ * @m1: one past the last row
+ * @p0: first panel
+ * @p1: one past the last panel
+ * @k0: first k
+ * @k1: one past the last k
+ */
+void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
+		       u32 p0, u32 p1, u32 k0, u32 k1)
+{
+	u64 step = (u64)RBLN_AMX_CT * RBLN_AMX_ROWS, m;
+	u32 k, kn;
+
+	if (mm->dtype != RBLN_DTYPE_BF16) {
+		rbln_model_mm_avx512(mm, m0, m1, p0, p1, k0, k1);
+		return;
+	}
+	rbln_amx_config();
+	for (k = k0; k < k1; k = kn) {
+		kn = k1 - k > RBLN_AMX_KMAX ? k + RBLN_AMX_KMAX : k1;
+		for (m = m0; m < m1; m += step)
+			rbln_amx_mm_rows(mm, m, m1 - m > step ? m + step : m1,
+					 p0, p1, k, kn);
+	}
+	__asm__ volatile("tilerelease" : : : "memory");
+}
+
+#endif
