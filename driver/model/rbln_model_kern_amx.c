@@ -40,7 +40,7 @@
 
 #if defined(__x86_64__)
 
-#define RBLN_AMX_ATTR	__attribute__((__target__("avx512f,avx2,fma")))
+#define RBLN_AMX_ATTR	__attribute__((__target__("avx512f,avx512bw,avx2,fma")))
 #define RBLN_AMX_KB	32U	/* k per tile block: 16 pairs of bf16 */
 #define RBLN_AMX_ROWS	16U	/* rows of a tile */
 #define RBLN_AMX_PARTS	3U	/* bf16 parts of an activation */
@@ -55,6 +55,7 @@ typedef u32 rbln_amx_vu __attribute__((vector_size(64)));
 typedef float rbln_amx_vf __attribute__((vector_size(64)));
 typedef u32 rbln_amx_vu8 __attribute__((vector_size(32)));
 typedef u16 rbln_amx_vh __attribute__((vector_size(32)));
+typedef u16 rbln_amx_vw __attribute__((vector_size(64)));
 
 /**
  * struct rbln_amx_cfg - the LDTILECFG operand (palette 1)
@@ -72,8 +73,12 @@ struct rbln_amx_cfg {
 	u8 rows[16];
 } __attribute__((aligned(64)));
 
-/* tmm0..5: C tiles; tmm6: an A part; tmm7: the B block. */
-static void rbln_amx_config(void)
+/*
+ * tmm0..5: C tiles of @rows rows; tmm6: an A part of @rows rows; tmm7:
+ * the B block (16 k pairs). Fewer than 16 rows (a decode batch) make the
+ * tile loads and dot products shorter.
+ */
+static void rbln_amx_config(u32 rows)
 {
 	struct rbln_amx_cfg cfg;
 	u32 t;
@@ -82,7 +87,7 @@ static void rbln_amx_config(void)
 	cfg.palette = 1;
 	for (t = 0; t < 8; t++) {
 		cfg.colsb[t] = 64;
-		cfg.rows[t] = RBLN_AMX_ROWS;
+		cfg.rows[t] = t == 7 ? RBLN_AMX_KB / 2 : rows;
 	}
 	__asm__ volatile("ldtilecfg %0" : : "m"(cfg));
 }
@@ -131,8 +136,9 @@ static RBLN_AMX_ATTR void rbln_amx_split(const float *x, u32 n, u16 *hi,
 	const rbln_amx_vu top = (rbln_amx_vu){} + 0xffff0000U;
 	const rbln_amx_vu exp = (rbln_amx_vu){} + 0x7f800000U;
 	rbln_amx_vu b, h, m, l, nf, nan;
+	rbln_amx_vh hv, mv, lv;
 	rbln_amx_vf r;
-	u32 i = 0, j, bits, hb, mb;
+	u32 i = 0, bits, hb, mb;
 	float s;
 
 	for (; i + 16 <= n; i += 16) {
@@ -144,15 +150,12 @@ static RBLN_AMX_ATTR void rbln_amx_split(const float *x, u32 n, u16 *hi,
 		r = (rbln_amx_vf)((rbln_amx_vu)r & ~nf);
 		m = (rbln_amx_vu)r & top;
 		l = (rbln_amx_vu)(r - (rbln_amx_vf)m);
-		h >>= 16;
-		m >>= 16;
-		l >>= 16;
-#pragma GCC unroll 16
-		for (j = 0; j < 16; j++) {
-			hi[i + j] = (u16)h[j];
-			mid[i + j] = (u16)m[j];
-			lo[i + j] = (u16)l[j];
-		}
+		hv = __builtin_convertvector(h >> 16, rbln_amx_vh);
+		mv = __builtin_convertvector(m >> 16, rbln_amx_vh);
+		lv = __builtin_convertvector(l >> 16, rbln_amx_vh);
+		memcpy(hi + i, &hv, sizeof(hv));
+		memcpy(mid + i, &mv, sizeof(mv));
+		memcpy(lo + i, &lv, sizeof(lv));
 	}
 	for (; i < n; i++) {
 		bits = rbln_amx_bits(x[i]);
@@ -180,21 +183,25 @@ static RBLN_AMX_ATTR void rbln_amx_split(const float *x, u32 n, u16 *hi,
  */
 static RBLN_AMX_ATTR void rbln_amx_pack_b(const u8 *panel, u32 kc, u32 *t)
 {
-	rbln_amx_vu8 r0, r1, lo, hi;
-	u32 kk, k;
+	u8 tail[RBLN_AMX_KB * RBLN_ISA_PACK_COLS * 2];
+	rbln_amx_vw v;
+	u32 kk;
 
+	/* Rows 2kk and 2kk + 1 are 64 consecutive bytes: one permute. */
+	if (kc < RBLN_AMX_KB) {
+		memset(tail, 0, sizeof(tail));
+		memcpy(tail, panel, (u64)kc * RBLN_ISA_PACK_COLS * 2);
+		panel = tail;
+	}
+#pragma GCC unroll 4
 	for (kk = 0; kk < RBLN_AMX_KB / 2; kk++) {
-		k = 2 * kk;
-		memset(&r0, 0, sizeof(r0));
-		memset(&r1, 0, sizeof(r1));
-		if (k < kc)
-			memcpy(&r0, panel + (u64)k * 32, sizeof(r0));
-		if (k + 1 < kc)
-			memcpy(&r1, panel + (u64)(k + 1) * 32, sizeof(r1));
-		lo = (r0 & 0xffffU) | (r1 << 16);
-		hi = (r0 >> 16) | (r1 & 0xffff0000U);
-		memcpy(t + kk * 16, &lo, sizeof(lo));
-		memcpy(t + kk * 16 + 8, &hi, sizeof(hi));
+		memcpy(&v, panel + kk * 64, sizeof(v));
+		v = __builtin_shufflevector(v, v,
+					    0, 16, 2, 18, 4, 20, 6, 22,
+					    8, 24, 10, 26, 12, 28, 14, 30,
+					    1, 17, 3, 19, 5, 21, 7, 23,
+					    9, 25, 11, 27, 13, 29, 15, 31);
+		memcpy(t + kk * 16, &v, sizeof(v));
 	}
 }
 
@@ -248,7 +255,7 @@ static __thread struct rbln_amx_call rbln_amx_call_buf;
 	if ((t) < tiles) { \
 		if (zero) \
 			RBLN_AMX_ZERO(t); \
-		else if (rows_of(t) == RBLN_AMX_ROWS && full) \
+		else if (rows_of(t) == cfg_rows && full) \
 			RBLN_AMX_LOAD(t, c + (t) * 16 * ldc, ldc * 4); \
 		else { \
 			rbln_amx_c_get(st->c, c + (t) * 16 * ldc, ldc, \
@@ -260,7 +267,7 @@ static __thread struct rbln_amx_call rbln_amx_call_buf;
 
 #define RBLN_AMX_C_OUT(t) do { \
 	if ((t) < tiles) { \
-		if (rows_of(t) == RBLN_AMX_ROWS && full) { \
+		if (rows_of(t) == cfg_rows && full) { \
 			RBLN_AMX_STORE(t, c + (t) * 16 * ldc, ldc * 4); \
 		} else { \
 			RBLN_AMX_STORE(t, st->c, 64); \
@@ -302,11 +309,12 @@ static void rbln_amx_c_put(const float *t, float *c, u64 ldc, u32 rows,
 
 /*
  * Rows [m0, m1) (at most RBLN_AMX_CT tiles) times panels [p0, p1) over
- * k in [k0, k1) (at most RBLN_AMX_KMAX), bf16 weights.
+ * k in [k0, k1) (at most RBLN_AMX_KMAX), bf16 weights; the tiles hold
+ * @cfg_rows rows (16, or all rows when fewer).
  */
 static RBLN_AMX_ATTR void
 rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
-		 u32 p1, u32 k0, u32 k1)
+		 u32 p1, u32 k0, u32 k1, u32 cfg_rows)
 {
 	struct rbln_amx_call *st = &rbln_amx_call_buf;
 	u32 kc = k1 - k0, nrows = (u32)(m1 - m0);
@@ -318,13 +326,23 @@ rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 	u64 plane = (u64)RBLN_AMX_CT * RBLN_AMX_ROWS;
 	u32 r, p, kb, part, cols;
 	const u16 *a0;
+	u16 *pad;
 	float *c;
 	bool full;
 
 #define rows_of(t) (nrows - (t) * RBLN_AMX_ROWS < RBLN_AMX_ROWS ? \
 		    nrows - (t) * RBLN_AMX_ROWS : RBLN_AMX_ROWS)
 	st->lda = (kc + RBLN_AMX_KB - 1) / RBLN_AMX_KB * RBLN_AMX_KB;
-	memset(st->a, 0, RBLN_AMX_PARTS * plane * st->lda * 2);
+	/* The padding the tiles read: k past kc, rows past nrows. */
+	for (part = 0; part < RBLN_AMX_PARTS; part++) {
+		pad = st->a + part * plane * st->lda;
+		for (r = 0; r < nrows; r++)
+			memset(pad + r * st->lda + kc, 0, (st->lda - kc) * 2);
+		if (cfg_rows == RBLN_AMX_ROWS)
+			memset(pad + (u64)nrows * st->lda, 0,
+			       (u64)(tiles * RBLN_AMX_ROWS - nrows) *
+			       st->lda * 2);
+	}
 	for (r = 0; r < nrows; r++)
 		rbln_amx_split(a + r * mm->k, kc, st->a + r * st->lda,
 			       st->a + (plane + r) * st->lda,
@@ -383,18 +401,19 @@ void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 		       u32 p0, u32 p1, u32 k0, u32 k1)
 {
 	u64 step = (u64)RBLN_AMX_CT * RBLN_AMX_ROWS, m;
-	u32 k, kn;
+	u32 k, kn, rows;
 
 	if (mm->dtype != RBLN_DTYPE_BF16) {
 		rbln_model_mm_avx512(mm, m0, m1, p0, p1, k0, k1);
 		return;
 	}
-	rbln_amx_config();
+	rows = m1 - m0 < RBLN_AMX_ROWS ? (u32)(m1 - m0) : RBLN_AMX_ROWS;
+	rbln_amx_config(rows);
 	for (k = k0; k < k1; k = kn) {
 		kn = k1 - k > RBLN_AMX_KMAX ? k + RBLN_AMX_KMAX : k1;
 		for (m = m0; m < m1; m += step)
 			rbln_amx_mm_rows(mm, m, m1 - m > step ? m + step : m1,
-					 p0, p1, k, kn);
+					 p0, p1, k, kn, rows);
 	}
 	__asm__ volatile("tilerelease" : : : "memory");
 }
