@@ -51,11 +51,11 @@
 #define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_CT * RBLN_AMX_ROWS * \
 			 RBLN_AMX_KMAX)
 
-typedef u32 rbln_amx_vu __attribute__((vector_size(64)));
-typedef float rbln_amx_vf __attribute__((vector_size(64)));
-typedef u32 rbln_amx_vu8 __attribute__((vector_size(32)));
-typedef u16 rbln_amx_vh __attribute__((vector_size(32)));
-typedef u16 rbln_amx_vw __attribute__((vector_size(64)));
+#define rbln_amx_vu	u32 __attribute__((vector_size(64)))
+#define rbln_amx_vf	float __attribute__((vector_size(64)))
+#define rbln_amx_vh	u16 __attribute__((vector_size(32)))
+#define rbln_amx_vw	u16 __attribute__((vector_size(64)))
+#define RBLN_AMX_ALIGNED	RBLN_OS_ATTR(aligned(64))
 
 /**
  * struct rbln_amx_cfg - the LDTILECFG operand (palette 1)
@@ -71,7 +71,7 @@ struct rbln_amx_cfg {
 	u8 reserved[14];
 	u16 colsb[16];
 	u8 rows[16];
-} __attribute__((aligned(64)));
+} RBLN_AMX_ALIGNED;
 
 /*
  * tmm0..5: C tiles of @rows rows; tmm6: an A part of @rows rows; tmm7:
@@ -92,21 +92,130 @@ static void rbln_amx_config(u32 rows)
 	__asm__ volatile("ldtilecfg %0" : : "m"(cfg));
 }
 
-#define RBLN_AMX_STR(x)	#x
-#define RBLN_AMX_XSTR(x)	RBLN_AMX_STR(x)
+/*
+ * The tile instructions name their registers in the instruction, so each
+ * helper has one case per register; t is a constant where they are
+ * inlined into a loop the compiler unrolls, else a jump.
+ */
+static inline RBLN_OS_INLINE void rbln_amx_zero(u32 t)
+{
+	switch (t) {
+	case 0:
+		__asm__ volatile("tilezero %%tmm0" : : : "memory");
+		break;
+	case 1:
+		__asm__ volatile("tilezero %%tmm1" : : : "memory");
+		break;
+	case 2:
+		__asm__ volatile("tilezero %%tmm2" : : : "memory");
+		break;
+	case 3:
+		__asm__ volatile("tilezero %%tmm3" : : : "memory");
+		break;
+	case 4:
+		__asm__ volatile("tilezero %%tmm4" : : : "memory");
+		break;
+	default:
+		__asm__ volatile("tilezero %%tmm5" : : : "memory");
+		break;
+	}
+}
 
-#define RBLN_AMX_ZERO(t) \
-	__asm__ volatile("tilezero %%tmm" RBLN_AMX_XSTR(t) : : : "memory")
-#define RBLN_AMX_LOAD(t, p, stride) \
-	__asm__ volatile("tileloadd (%0,%1,1), %%tmm" RBLN_AMX_XSTR(t) \
-			 : : "r"(p), "r"((u64)(stride)) : "memory")
-#define RBLN_AMX_STORE(t, p, stride) \
-	__asm__ volatile("tilestored %%tmm" RBLN_AMX_XSTR(t) ", (%0,%1,1)" \
-			 : : "r"(p), "r"((u64)(stride)) : "memory")
-/* C tile t += tmm6 (A) . tmm7 (B) */
-#define RBLN_AMX_DP(t) \
-	__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm" RBLN_AMX_XSTR(t) \
-			 : : : "memory")
+/* Tile t (0-7) from rows @stride bytes apart at @p. */
+static inline RBLN_OS_INLINE void rbln_amx_load(u32 t, const void *p,
+						u64 stride)
+{
+	switch (t) {
+	case 0:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm0"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 1:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm1"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 2:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm2"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 3:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm3"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 4:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm4"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 5:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm5"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 6:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm6"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	default:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm7"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	}
+}
+
+/* C tile t (0-5) to rows @stride bytes apart at @p. */
+static inline RBLN_OS_INLINE void rbln_amx_store(u32 t, void *p, u64 stride)
+{
+	switch (t) {
+	case 0:
+		__asm__ volatile("tilestored %%tmm0, (%0,%1,1)"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 1:
+		__asm__ volatile("tilestored %%tmm1, (%0,%1,1)"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 2:
+		__asm__ volatile("tilestored %%tmm2, (%0,%1,1)"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 3:
+		__asm__ volatile("tilestored %%tmm3, (%0,%1,1)"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 4:
+		__asm__ volatile("tilestored %%tmm4, (%0,%1,1)"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	default:
+		__asm__ volatile("tilestored %%tmm5, (%0,%1,1)"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	}
+}
+
+/* C tile t (0-5) += tmm6 (an A part) . tmm7 (the B block). */
+static inline RBLN_OS_INLINE void rbln_amx_dp(u32 t)
+{
+	switch (t) {
+	case 0:
+		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm0" : : : "memory");
+		break;
+	case 1:
+		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm1" : : : "memory");
+		break;
+	case 2:
+		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm2" : : : "memory");
+		break;
+	case 3:
+		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm3" : : : "memory");
+		break;
+	case 4:
+		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm4" : : : "memory");
+		break;
+	default:
+		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm5" : : : "memory");
+		break;
+	}
+}
 
 /* The top 16 bits of a float's bits, as a float. */
 static inline u32 rbln_amx_bits(float x)
@@ -243,50 +352,12 @@ static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
 struct rbln_amx_call {
 	u16 a[RBLN_AMX_ABUF];
 	u64 lda;
-	u32 b[RBLN_AMX_KB / 2 * 16] __attribute__((aligned(64)));
-	float c[RBLN_AMX_ROWS * 16] __attribute__((aligned(64)));
+	u32 b[RBLN_AMX_KB / 2 * 16] RBLN_AMX_ALIGNED;
+	float c[RBLN_AMX_ROWS * 16] RBLN_AMX_ALIGNED;
 };
 
 /* Per thread: 200 KiB is too much for an engine thread's stack frame. */
 static __thread struct rbln_amx_call rbln_amx_call_buf;
-
-/* C tile t of rows [16t, 16t + 16) from @c or zero, through @buf if short. */
-#define RBLN_AMX_C_IN(t) do { \
-	if ((t) < tiles) { \
-		if (zero) \
-			RBLN_AMX_ZERO(t); \
-		else if (rows_of(t) == cfg_rows && full) \
-			RBLN_AMX_LOAD(t, c + (t) * 16 * ldc, ldc * 4); \
-		else { \
-			rbln_amx_c_get(st->c, c + (t) * 16 * ldc, ldc, \
-				       rows_of(t), cols); \
-			RBLN_AMX_LOAD(t, st->c, 64); \
-		} \
-	} \
-} while (0)
-
-#define RBLN_AMX_C_OUT(t) do { \
-	if ((t) < tiles) { \
-		if (rows_of(t) == cfg_rows && full) { \
-			RBLN_AMX_STORE(t, c + (t) * 16 * ldc, ldc * 4); \
-		} else { \
-			RBLN_AMX_STORE(t, st->c, 64); \
-			rbln_amx_c_put(st->c, c + (t) * 16 * ldc, ldc, \
-				       rows_of(t), cols); \
-		} \
-	} \
-} while (0)
-
-/* The three parts of row tile t times the B block in tmm7. */
-#define RBLN_AMX_C_DP(t) do { \
-	if ((t) < tiles) { \
-		for (part = 0; part < RBLN_AMX_PARTS; part++) { \
-			RBLN_AMX_LOAD(6, a0 + (part * RBLN_AMX_CT + (t)) * \
-				      16 * st->lda, st->lda * 2); \
-			RBLN_AMX_DP(t); \
-		} \
-	} \
-} while (0)
 
 static void rbln_amx_c_get(float *t, const float *c, u64 ldc, u32 rows,
 			   u32 cols)
@@ -307,6 +378,67 @@ static void rbln_amx_c_put(const float *t, float *c, u64 ldc, u32 rows,
 		memcpy(c + r * ldc, t + r * 16, cols * 4);
 }
 
+/**
+ * struct rbln_amx_out - where one call's C tiles go
+ * @c: output row m0 at the panel's first column
+ * @ldc: floats between output rows
+ * @nrows: rows of the call
+ * @cfg_rows: rows the tiles hold
+ * @cols: valid columns of the panel
+ * @full: a whole 16-column panel
+ */
+struct rbln_amx_out {
+	float *c;
+	u64 ldc;
+	u32 nrows;
+	u32 cfg_rows;
+	u32 cols;
+	bool full;
+};
+
+/* Rows of C tile @t. */
+static u32 rbln_amx_rows_of(const struct rbln_amx_out *o, u32 t)
+{
+	u32 left = o->nrows - t * RBLN_AMX_ROWS;
+
+	return left < RBLN_AMX_ROWS ? left : RBLN_AMX_ROWS;
+}
+
+/* Whether C tile @t loads and stores in place (else through a buffer). */
+static bool rbln_amx_direct(const struct rbln_amx_out *o, u32 t)
+{
+	return o->full && rbln_amx_rows_of(o, t) == o->cfg_rows;
+}
+
+/* C tile @t from the output, or zero. */
+static void rbln_amx_c_in(const struct rbln_amx_out *o, u32 t, bool zero,
+			  float *buf)
+{
+	float *c = o->c + (u64)t * RBLN_AMX_ROWS * o->ldc;
+
+	if (zero) {
+		rbln_amx_zero(t);
+	} else if (rbln_amx_direct(o, t)) {
+		rbln_amx_load(t, c, o->ldc * 4);
+	} else {
+		rbln_amx_c_get(buf, c, o->ldc, rbln_amx_rows_of(o, t), o->cols);
+		rbln_amx_load(t, buf, 64);
+	}
+}
+
+/* C tile @t to the output. */
+static void rbln_amx_c_out(const struct rbln_amx_out *o, u32 t, float *buf)
+{
+	float *c = o->c + (u64)t * RBLN_AMX_ROWS * o->ldc;
+
+	if (rbln_amx_direct(o, t)) {
+		rbln_amx_store(t, c, o->ldc * 4);
+	} else {
+		rbln_amx_store(t, buf, 64);
+		rbln_amx_c_put(buf, c, o->ldc, rbln_amx_rows_of(o, t), o->cols);
+	}
+}
+
 /*
  * Rows [m0, m1) (at most RBLN_AMX_CT tiles) times panels [p0, p1) over
  * k in [k0, k1) (at most RBLN_AMX_KMAX), bf16 weights; the tiles hold
@@ -317,48 +449,43 @@ rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 		 u32 p1, u32 k0, u32 k1, u32 cfg_rows)
 {
 	struct rbln_amx_call *st = &rbln_amx_call_buf;
-	u32 kc = k1 - k0, nrows = (u32)(m1 - m0);
-	u32 tiles = (nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
+	struct rbln_amx_out o = {
+		.ldc = mm->n,
+		.nrows = (u32)(m1 - m0),
+		.cfg_rows = cfg_rows,
+	};
+	u32 kc = k1 - k0;
+	u32 tiles = (o.nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
 	u64 pstride = (u64)mm->k * RBLN_ISA_PACK_COLS * 2;
-	u64 ldc = mm->n;
 	bool zero = k0 == 0 && !mm->accumulate;
 	const float *a = (const float *)mm->a + m0 * mm->k + k0;
 	u64 plane = (u64)RBLN_AMX_CT * RBLN_AMX_ROWS;
-	u32 r, p, kb, part, cols;
-	const u16 *a0;
+	u32 r, p, kb, part, t;
 	u16 *pad;
-	float *c;
-	bool full;
 
-#define rows_of(t) (nrows - (t) * RBLN_AMX_ROWS < RBLN_AMX_ROWS ? \
-		    nrows - (t) * RBLN_AMX_ROWS : RBLN_AMX_ROWS)
 	st->lda = (kc + RBLN_AMX_KB - 1) / RBLN_AMX_KB * RBLN_AMX_KB;
 	/* The padding the tiles read: k past kc, rows past nrows. */
 	for (part = 0; part < RBLN_AMX_PARTS; part++) {
 		pad = st->a + part * plane * st->lda;
-		for (r = 0; r < nrows; r++)
+		for (r = 0; r < o.nrows; r++)
 			memset(pad + r * st->lda + kc, 0, (st->lda - kc) * 2);
 		if (cfg_rows == RBLN_AMX_ROWS)
-			memset(pad + (u64)nrows * st->lda, 0,
-			       (u64)(tiles * RBLN_AMX_ROWS - nrows) *
+			memset(pad + (u64)o.nrows * st->lda, 0,
+			       (u64)(tiles * RBLN_AMX_ROWS - o.nrows) *
 			       st->lda * 2);
 	}
-	for (r = 0; r < nrows; r++)
+	for (r = 0; r < o.nrows; r++)
 		rbln_amx_split(a + r * mm->k, kc, st->a + r * st->lda,
 			       st->a + (plane + r) * st->lda,
 			       st->a + (2 * plane + r) * st->lda);
 	for (p = p0; p < p1; p++) {
-		cols = mm->n - p * RBLN_ISA_PACK_COLS;
-		full = cols >= RBLN_ISA_PACK_COLS;
-		if (full)
-			cols = RBLN_ISA_PACK_COLS;
-		c = (float *)mm->c + m0 * ldc + p * RBLN_ISA_PACK_COLS;
-		RBLN_AMX_C_IN(0);
-		RBLN_AMX_C_IN(1);
-		RBLN_AMX_C_IN(2);
-		RBLN_AMX_C_IN(3);
-		RBLN_AMX_C_IN(4);
-		RBLN_AMX_C_IN(5);
+		o.cols = mm->n - p * RBLN_ISA_PACK_COLS;
+		o.full = o.cols >= RBLN_ISA_PACK_COLS;
+		if (o.full)
+			o.cols = RBLN_ISA_PACK_COLS;
+		o.c = (float *)mm->c + m0 * o.ldc + p * RBLN_ISA_PACK_COLS;
+		for (t = 0; t < tiles; t++)
+			rbln_amx_c_in(&o, t, zero, st->c);
 		for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
 			if (mm->layout == RBLN_LAYOUT_PACKED16)
 				rbln_amx_pack_b(mm->w + p * pstride +
@@ -368,23 +495,20 @@ rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 			else
 				rbln_amx_pack_b_rm(mm, p, k0 + kb, kc - kb,
 						   st->b);
-			RBLN_AMX_LOAD(7, st->b, 64);
-			a0 = st->a + kb;
-			RBLN_AMX_C_DP(0);
-			RBLN_AMX_C_DP(1);
-			RBLN_AMX_C_DP(2);
-			RBLN_AMX_C_DP(3);
-			RBLN_AMX_C_DP(4);
-			RBLN_AMX_C_DP(5);
+			rbln_amx_load(7, st->b, 64);
+			/* Per row tile: hi, mid, lo (the fixed order). */
+			for (t = 0; t < tiles; t++)
+				for (part = 0; part < RBLN_AMX_PARTS; part++) {
+					rbln_amx_load(6, st->a + kb +
+						      (part * plane +
+						       t * RBLN_AMX_ROWS) *
+						      st->lda, st->lda * 2);
+					rbln_amx_dp(t);
+				}
 		}
-		RBLN_AMX_C_OUT(0);
-		RBLN_AMX_C_OUT(1);
-		RBLN_AMX_C_OUT(2);
-		RBLN_AMX_C_OUT(3);
-		RBLN_AMX_C_OUT(4);
-		RBLN_AMX_C_OUT(5);
+		for (t = 0; t < tiles; t++)
+			rbln_amx_c_out(&o, t, st->c);
 	}
-#undef rows_of
 }
 
 /**
