@@ -12,8 +12,8 @@
  * product like the other variants', within the same float64-reference
  * tolerance. Two parts (hi + lo, x to ~16 bits) leave an error of up to
  * 2^-16 of |a||w| per term, above the tolerance (k + 2) * 2^-24 for short
- * products (k = 16 to 33 in the tests): the third part costs a third more
- * tile work and makes the split exact.
+ * products (tried: the k = 1 and k = 40 cases of the tests fail): the
+ * third part costs a third more tile work and makes the split exact.
  *
  * Per output element the order is fixed: k in blocks of 32 from k0, in a
  * block the hi part, then mid, then lo, each a tile dot product over the
