@@ -398,7 +398,8 @@ main() {
 # VM_ONLY names check functions to run alone after loading the module
 # (bisecting one check); the full run is main.
 only() {
-	local fn
+	# B as in main: the checks (t_variants) name the guest binaries by it.
+	local fn B=$BUILD_DIR/tests/vm
 	check "insmod rbln.ko" load || return 1
 	for fn in $VM_ONLY; do
 		"$fn" || fail "$fn (VM_ONLY)"
