@@ -47,6 +47,8 @@
 #define RBLN_AMX_CT	6U	/* C tiles: tmm0..tmm5 */
 #define RBLN_AMX_KMAX	1024U	/* longest k run of one call (exec_mm.c) */
 
+/* u32 words of one panel's B blocks over RBLN_AMX_KMAX k steps. */
+#define RBLN_AMX_BPANEL	(RBLN_AMX_KMAX / 2 * 16)
 /* The A parts of one call: rows x k, zero padded to whole tiles. */
 #define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_CT * RBLN_AMX_ROWS * \
 			 RBLN_AMX_KMAX)
@@ -290,7 +292,8 @@ static RBLN_AMX_ATTR void rbln_amx_split(const float *x, u32 n, u16 *hi,
  * B tile layout: row kk, column n holds k = 2kk in its low half and
  * 2kk + 1 in its high half. k steps at or past @kc are zero.
  */
-static RBLN_AMX_ATTR void rbln_amx_pack_b(const u8 *panel, u32 kc, u32 *t)
+static RBLN_AMX_ATTR void rbln_amx_pack_b(const u8 *panel, u32 kc, u32 pf,
+					  u32 *t)
 {
 	u8 tail[RBLN_AMX_KB * RBLN_ISA_PACK_COLS * 2];
 	rbln_amx_vw v;
@@ -304,6 +307,9 @@ static RBLN_AMX_ATTR void rbln_amx_pack_b(const u8 *panel, u32 kc, u32 *t)
 	}
 #pragma GCC unroll 4
 	for (kk = 0; kk < RBLN_AMX_KB / 2; kk++) {
+		/* Streaming weights (few rows): one line @pf bytes ahead. */
+		if (pf)
+			__builtin_prefetch(panel + kk * 64 + pf);
 		memcpy(&v, panel + kk * 64, sizeof(v));
 		v = __builtin_shufflevector(v, v,
 					    0, 16, 2, 18, 4, 20, 6, 22,
@@ -346,13 +352,15 @@ static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
  * @a: the A parts: [part][row][k], rows padded to whole tiles and k to
  *	whole blocks with zeros
  * @lda: bf16 elements between rows of @a
- * @b: one B block
+ * @b: the B blocks of up to RBLN_AMX_CT panels' k range, repacked before the tiles
+ *	load them (a tile load right after the stores that wrote its data
+ *	waits for them)
  * @c: a C tile through memory, for partial tiles
  */
 struct rbln_amx_call {
 	u16 a[RBLN_AMX_ABUF];
 	u64 lda;
-	u32 b[RBLN_AMX_KB / 2 * 16] RBLN_AMX_ALIGNED;
+	u32 b[RBLN_AMX_CT * RBLN_AMX_BPANEL] RBLN_AMX_ALIGNED;
 	float c[RBLN_AMX_ROWS * 16] RBLN_AMX_ALIGNED;
 };
 
@@ -396,46 +404,79 @@ struct rbln_amx_out {
 	bool full;
 };
 
-/* Rows of C tile @t. */
-static u32 rbln_amx_rows_of(const struct rbln_amx_out *o, u32 t)
+/* Rows of row tile @rt. */
+static u32 rbln_amx_rows_of(const struct rbln_amx_out *o, u32 rt)
 {
-	u32 left = o->nrows - t * RBLN_AMX_ROWS;
+	u32 left = o->nrows - rt * RBLN_AMX_ROWS;
 
 	return left < RBLN_AMX_ROWS ? left : RBLN_AMX_ROWS;
 }
 
-/* Whether C tile @t loads and stores in place (else through a buffer). */
-static bool rbln_amx_direct(const struct rbln_amx_out *o, u32 t)
+/* Whether row tile @rt loads and stores in place (else through a buffer). */
+static bool rbln_amx_direct(const struct rbln_amx_out *o, u32 rt)
 {
-	return o->full && rbln_amx_rows_of(o, t) == o->cfg_rows;
+	return o->full && rbln_amx_rows_of(o, rt) == o->cfg_rows;
 }
 
-/* C tile @t from the output, or zero. */
-static void rbln_amx_c_in(const struct rbln_amx_out *o, u32 t, bool zero,
-			  float *buf)
+/* The output of panel @p for the rows from @m0. */
+static void rbln_amx_out_panel(struct rbln_amx_out *o,
+			       const struct rbln_model_mm *mm, u64 m0, u32 p,
+			       u32 cfg_rows)
 {
-	float *c = o->c + (u64)t * RBLN_AMX_ROWS * o->ldc;
+	o->cols = mm->n - p * RBLN_ISA_PACK_COLS;
+	o->full = o->cols >= RBLN_ISA_PACK_COLS;
+	if (o->full)
+		o->cols = RBLN_ISA_PACK_COLS;
+	o->c = (float *)mm->c + m0 * o->ldc + p * RBLN_ISA_PACK_COLS;
+	o->cfg_rows = cfg_rows;
+}
+
+/* C tile @t from row tile @rt of the output, or zero. */
+static void rbln_amx_c_in(const struct rbln_amx_out *o, u32 t, u32 rt,
+			  bool zero, float *buf)
+{
+	float *c = o->c + (u64)rt * RBLN_AMX_ROWS * o->ldc;
 
 	if (zero) {
 		rbln_amx_zero(t);
-	} else if (rbln_amx_direct(o, t)) {
+	} else if (rbln_amx_direct(o, rt)) {
 		rbln_amx_load(t, c, o->ldc * 4);
 	} else {
-		rbln_amx_c_get(buf, c, o->ldc, rbln_amx_rows_of(o, t), o->cols);
+		rbln_amx_c_get(buf, c, o->ldc, rbln_amx_rows_of(o, rt),
+			       o->cols);
 		rbln_amx_load(t, buf, 64);
 	}
 }
 
-/* C tile @t to the output. */
-static void rbln_amx_c_out(const struct rbln_amx_out *o, u32 t, float *buf)
+/* C tile @t to row tile @rt of the output. */
+static void rbln_amx_c_out(const struct rbln_amx_out *o, u32 t, u32 rt,
+			   float *buf)
 {
-	float *c = o->c + (u64)t * RBLN_AMX_ROWS * o->ldc;
+	float *c = o->c + (u64)rt * RBLN_AMX_ROWS * o->ldc;
 
-	if (rbln_amx_direct(o, t)) {
+	if (rbln_amx_direct(o, rt)) {
 		rbln_amx_store(t, c, o->ldc * 4);
 	} else {
 		rbln_amx_store(t, buf, 64);
-		rbln_amx_c_put(buf, c, o->ldc, rbln_amx_rows_of(o, t), o->cols);
+		rbln_amx_c_put(buf, c, o->ldc, rbln_amx_rows_of(o, rt),
+			       o->cols);
+	}
+}
+
+/* Panel @p's k steps [k0, k0 + kc) as B blocks at @t. */
+static void rbln_amx_pack_panel(const struct rbln_model_mm *mm, u32 p,
+				u32 k0, u32 kc, u32 *t)
+{
+	u64 pstride = (u64)mm->k * RBLN_ISA_PACK_COLS * 2;
+	u32 kb;
+
+	for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
+		if (mm->layout == RBLN_LAYOUT_PACKED16)
+			rbln_amx_pack_b(mm->w + p * pstride +
+					(u64)(k0 + kb) * RBLN_ISA_PACK_COLS * 2,
+					kc - kb, mm->prefetch, t + kb * 8);
+		else
+			rbln_amx_pack_b_rm(mm, p, k0 + kb, kc - kb, t + kb * 8);
 	}
 }
 
@@ -449,65 +490,74 @@ rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 		 u32 p1, u32 k0, u32 k1, u32 cfg_rows)
 {
 	struct rbln_amx_call *st = &rbln_amx_call_buf;
-	struct rbln_amx_out o = {
-		.ldc = mm->n,
-		.nrows = (u32)(m1 - m0),
-		.cfg_rows = cfg_rows,
-	};
-	u32 kc = k1 - k0;
-	u32 tiles = (o.nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
-	u64 pstride = (u64)mm->k * RBLN_ISA_PACK_COLS * 2;
+	struct rbln_amx_out o[RBLN_AMX_CT];
+	u32 nrows = (u32)(m1 - m0), kc = k1 - k0;
+	u32 tiles = (nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
 	bool zero = k0 == 0 && !mm->accumulate;
 	const float *a = (const float *)mm->a + m0 * mm->k + k0;
 	u64 plane = (u64)RBLN_AMX_CT * RBLN_AMX_ROWS;
-	u32 r, p, kb, part, t;
+	u32 r, p, kb, part, s, j, rt, np, ns;
 	u16 *pad;
+
+	for (s = 0; s < RBLN_AMX_CT; s++) {
+		o[s].ldc = mm->n;
+		o[s].nrows = nrows;
+	}
 
 	st->lda = (kc + RBLN_AMX_KB - 1) / RBLN_AMX_KB * RBLN_AMX_KB;
 	/* The padding the tiles read: k past kc, rows past nrows. */
 	for (part = 0; part < RBLN_AMX_PARTS; part++) {
 		pad = st->a + part * plane * st->lda;
-		for (r = 0; r < o.nrows; r++)
+		for (r = 0; r < nrows; r++)
 			memset(pad + r * st->lda + kc, 0, (st->lda - kc) * 2);
 		if (cfg_rows == RBLN_AMX_ROWS)
-			memset(pad + (u64)o.nrows * st->lda, 0,
-			       (u64)(tiles * RBLN_AMX_ROWS - o.nrows) *
+			memset(pad + (u64)nrows * st->lda, 0,
+			       (u64)(tiles * RBLN_AMX_ROWS - nrows) *
 			       st->lda * 2);
 	}
-	for (r = 0; r < o.nrows; r++)
+	for (r = 0; r < nrows; r++)
 		rbln_amx_split(a + r * mm->k, kc, st->a + r * st->lda,
 			       st->a + (plane + r) * st->lda,
 			       st->a + (2 * plane + r) * st->lda);
-	for (p = p0; p < p1; p++) {
-		o.cols = mm->n - p * RBLN_ISA_PACK_COLS;
-		o.full = o.cols >= RBLN_ISA_PACK_COLS;
-		if (o.full)
-			o.cols = RBLN_ISA_PACK_COLS;
-		o.c = (float *)mm->c + m0 * o.ldc + p * RBLN_ISA_PACK_COLS;
-		for (t = 0; t < tiles; t++)
-			rbln_amx_c_in(&o, t, zero, st->c);
+	/*
+	 * Up to 16 rows fill one row tile: then the C tiles take RBLN_AMX_CT
+	 * panels side by side, whose dot products do not wait on each other
+	 * (one tile's chain over k is serial). Else one panel, a C tile per
+	 * row tile. Each element's chain is the same either way.
+	 */
+	for (p = p0; p < p1; p += np) {
+		np = tiles == 1 && p1 - p > RBLN_AMX_CT ? RBLN_AMX_CT :
+		     tiles == 1 ? p1 - p : 1;
+		ns = tiles == 1 ? np : tiles;
+		for (j = 0; j < np; j++)
+			rbln_amx_pack_panel(mm, p + j, k0, kc,
+					    st->b + j * RBLN_AMX_BPANEL);
+		for (s = 0; s < ns; s++) {
+			rt = tiles == 1 ? 0 : s;
+			j = tiles == 1 ? s : 0;
+			rbln_amx_out_panel(&o[s], mm, m0, p + j, cfg_rows);
+			rbln_amx_c_in(&o[s], s, rt, zero, st->c);
+		}
 		for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
-			if (mm->layout == RBLN_LAYOUT_PACKED16)
-				rbln_amx_pack_b(mm->w + p * pstride +
-						(u64)(k0 + kb) *
-						RBLN_ISA_PACK_COLS * 2,
-						kc - kb, st->b);
-			else
-				rbln_amx_pack_b_rm(mm, p, k0 + kb, kc - kb,
-						   st->b);
-			rbln_amx_load(7, st->b, 64);
-			/* Per row tile: hi, mid, lo (the fixed order). */
-			for (t = 0; t < tiles; t++)
+			/* Per C tile: hi, mid, lo (the fixed order). */
+			for (s = 0; s < ns; s++) {
+				rt = tiles == 1 ? 0 : s;
+				j = tiles == 1 ? s : 0;
+				if (s == 0 || tiles == 1)
+					rbln_amx_load(7, st->b + j *
+						      RBLN_AMX_BPANEL + kb * 8,
+						      64);
 				for (part = 0; part < RBLN_AMX_PARTS; part++) {
 					rbln_amx_load(6, st->a + kb +
 						      (part * plane +
-						       t * RBLN_AMX_ROWS) *
+						       rt * RBLN_AMX_ROWS) *
 						      st->lda, st->lda * 2);
-					rbln_amx_dp(t);
+					rbln_amx_dp(s);
 				}
+			}
 		}
-		for (t = 0; t < tiles; t++)
-			rbln_amx_c_out(&o, t, st->c);
+		for (s = 0; s < ns; s++)
+			rbln_amx_c_out(&o[s], s, tiles == 1 ? 0 : s, st->c);
 	}
 }
 
