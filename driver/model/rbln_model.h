@@ -177,7 +177,7 @@ const char *rbln_model_opcode_name(u32 opcode);
 
 /**
  * enum rbln_model_cpu - CPU variants of the compute kernels
- * @RBLN_MODEL_CPU_AUTO: the best the CPU supports (the default)
+ * @RBLN_MODEL_CPU_AUTO: the best the CPU supports (the default), never amx
  * @RBLN_MODEL_CPU_BASELINE: portable code (SSE2 on x86-64), separate
  *	multiply and add
  * @RBLN_MODEL_CPU_AVX2: AVX2 with fused multiply-add (x86-64 CPUs with
