@@ -45,7 +45,11 @@
 #define RBLN_AMX_ROWS	16U	/* rows of a tile */
 #define RBLN_AMX_PARTS	3U	/* bf16 parts of an activation */
 #define RBLN_AMX_CT	6U	/* C tiles: tmm0..tmm5 */
-#define RBLN_AMX_KMAX	1024U	/* longest k run of one call (exec_mm.c) */
+/*
+ * k steps staged at once (a bracket of exec_mm.c runs up to 1024, in
+ * runs of this many): bounds the per-thread buffers below to 192 KiB.
+ */
+#define RBLN_AMX_KMAX	256U
 
 /* u32 words of one panel's B blocks over RBLN_AMX_KMAX k steps. */
 #define RBLN_AMX_BPANEL	(RBLN_AMX_KMAX / 2 * 16)
@@ -364,7 +368,11 @@ struct rbln_amx_call {
 	float c[RBLN_AMX_ROWS * 16] RBLN_AMX_ALIGNED;
 };
 
-/* Per thread: 200 KiB is too much for an engine thread's stack frame. */
+/*
+ * Per thread, 192 KiB: too much for a stack frame of a thread the
+ * application may have created with a small stack. It is static TLS of
+ * libnpu.so, which every thread of the process carries.
+ */
 static __thread struct rbln_amx_call rbln_amx_call_buf;
 
 static void rbln_amx_c_get(float *t, const float *c, u64 ldc, u32 rows,
