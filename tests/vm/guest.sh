@@ -365,8 +365,9 @@ main() {
 	tap ioctl "$B/rbln-ioctl-test" 0
 	t_conformance
 	info "compute kernels: $(</sys/module/rbln/parameters/cpu_variant) ($(grep -o -m1 -w 'avx2\|fma\|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' '))"
-	# The emulated home runs the module's variant: auto would take amx
-	# where the CPU has it, a variant rbln.ko does not have.
+	# The emulated home runs the module's variant, so that both homes
+	# compare one variant even if their auto choices ever differ (amx
+	# exists in the emulated home only).
 	RBLN_CPU_VARIANT=$(</sys/module/rbln/parameters/cpu_variant) \
 		tap compare "$B/rbln-vm-compare" 8
 	t_variants
