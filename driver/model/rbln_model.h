@@ -177,13 +177,16 @@ const char *rbln_model_opcode_name(u32 opcode);
 
 /**
  * enum rbln_model_cpu - CPU variants of the compute kernels
- * @RBLN_MODEL_CPU_AUTO: the best the CPU supports (the default)
+ * @RBLN_MODEL_CPU_AUTO: the best the CPU supports (the default), never amx
  * @RBLN_MODEL_CPU_BASELINE: portable code (SSE2 on x86-64), separate
  *	multiply and add
  * @RBLN_MODEL_CPU_AVX2: AVX2 with fused multiply-add (x86-64 CPUs with
  *	AVX2 and FMA)
  * @RBLN_MODEL_CPU_AVX512: MATMUL with AVX-512 fused multiply-adds, the
  *	other kernels of the AVX2 variant (CPUs with AVX-512F, AVX2 and FMA)
+ * @RBLN_MODEL_CPU_AMX: MATMUL of bf16 packed weights on AMX-BF16 tiles,
+ *	the rest as avx512 (emulated home only; CPUs with AMX-TILE, AMX-BF16
+ *	and AVX-512F where the OS grants the tile state)
  * @RBLN_MODEL_CPU_COUNT: number of values
  *
  * Each variant is deterministic: the same stream on the same data gives
@@ -191,13 +194,16 @@ const char *rbln_model_opcode_name(u32 opcode);
  * variants differ from the baseline where they fuse a multiply and an add
  * (MATMUL, ATTENTION), within the tolerances of Documentation/isa-compute.md;
  * every other opcode gives the same bits in all. The avx512 variant gives
- * the avx2 variant's bits (the same fused chain per output element).
+ * the avx2 variant's bits (the same fused chain per output element). The
+ * amx variant's MATMUL has bits of its own (three bf16 parts of each
+ * activation, rbln_model_kern_amx.c), within the same tolerances.
  */
 enum rbln_model_cpu {
 	RBLN_MODEL_CPU_AUTO = 0,
 	RBLN_MODEL_CPU_BASELINE = 1,
 	RBLN_MODEL_CPU_AVX2 = 2,
 	RBLN_MODEL_CPU_AVX512 = 3,
+	RBLN_MODEL_CPU_AMX = 4,
 	RBLN_MODEL_CPU_COUNT,
 };
 
@@ -217,7 +223,7 @@ int rbln_model_set_cpu(u32 cpu);
 /**
  * rbln_model_cpu() - the CPU variant commands run with
  *
- * Return: RBLN_MODEL_CPU_BASELINE, _AVX2 or _AVX512 (never AUTO).
+ * Return: RBLN_MODEL_CPU_BASELINE, _AVX2, _AVX512 or _AMX (never AUTO).
  */
 u32 rbln_model_cpu(void);
 
@@ -225,13 +231,14 @@ u32 rbln_model_cpu(void);
  * rbln_model_cpu_name() - name of an &enum rbln_model_cpu value
  * @cpu: the value
  *
- * Return: "auto", "baseline", "avx2" or "avx512"; NULL for other values.
+ * Return: "auto", "baseline", "avx2", "avx512" or "amx"; NULL for other
+ * values.
  */
 const char *rbln_model_cpu_name(u32 cpu);
 
 /**
  * rbln_model_cpu_parse() - the &enum rbln_model_cpu value of a name
- * @name: "auto", "baseline", "avx2" or "avx512" (a trailing newline is
+ * @name: "auto", "baseline", "avx2", "avx512" or "amx" (a trailing newline is
  *	ignored, as
  *	sysfs writes have one)
  *

@@ -17,6 +17,7 @@ static const char *const rbln_model_cpu_names[RBLN_MODEL_CPU_COUNT] = {
 	[RBLN_MODEL_CPU_BASELINE] = "baseline",
 	[RBLN_MODEL_CPU_AVX2] = "avx2",
 	[RBLN_MODEL_CPU_AVX512] = "avx512",
+	[RBLN_MODEL_CPU_AMX] = "amx",
 };
 
 /* Whether this CPU (and OS) can run the AVX2 variant. */
@@ -39,6 +40,19 @@ static bool rbln_model_cpu_avx512_ok(void)
 #endif
 }
 
+/*
+ * Whether this CPU and OS can run the AMX variant: never in the kernel
+ * home, which does not build it.
+ */
+static bool rbln_model_cpu_amx_ok(void)
+{
+#if defined(__x86_64__) && !defined(__KERNEL__)
+	return rbln_model_cpu_avx512_ok() && rbln_os_cpu_has_amx();
+#else
+	return false;
+#endif
+}
+
 /* Whether this CPU can run variant @cpu (AUTO always). */
 static bool rbln_model_cpu_ok(u32 cpu)
 {
@@ -46,6 +60,8 @@ static bool rbln_model_cpu_ok(u32 cpu)
 		return rbln_model_cpu_avx2_ok();
 	if (cpu == RBLN_MODEL_CPU_AVX512)
 		return rbln_model_cpu_avx512_ok();
+	if (cpu == RBLN_MODEL_CPU_AMX)
+		return rbln_model_cpu_amx_ok();
 	return true;
 }
 
@@ -68,8 +84,13 @@ int rbln_model_set_cpu(u32 cpu)
 /**
  * rbln_model_cpu() - the CPU variant commands run with
  *
- * Return: RBLN_MODEL_CPU_BASELINE, _AVX2 or _AVX512: the forced one, or
- * the widest this CPU runs.
+ * Auto never takes amx: measured on an AMX CPU (Documentation/isa-compute.md),
+ * its MATMUL is faster for long prompts but reads weights at about half
+ * the avx512 GEMV's rate, and decode is what serving spends most time on.
+ * amx runs only when forced.
+ *
+ * Return: RBLN_MODEL_CPU_BASELINE, _AVX2, _AVX512 or _AMX: the forced one,
+ * or the widest other than amx this CPU runs.
  */
 u32 rbln_model_cpu(void)
 {
@@ -127,6 +148,10 @@ const struct rbln_model_kernels *rbln_model_kernels(void)
 #if defined(__x86_64__)
 	u32 cpu = rbln_model_cpu();
 
+#if !defined(__KERNEL__)
+	if (cpu == RBLN_MODEL_CPU_AMX)
+		return &rbln_model_kernels_amx;
+#endif
 	if (cpu == RBLN_MODEL_CPU_AVX512)
 		return &rbln_model_kernels_avx512;
 	if (cpu == RBLN_MODEL_CPU_AVX2)

@@ -55,18 +55,19 @@ static int rbln_model_mm_piece(struct rbln_model_par *par, u64 piece)
 	u32 p1 = (u32)rbln_model_min64(p0 + RBLN_MODEL_MM_PG, job->panels);
 	u32 kc = m1 - m0 <= RBLN_MODEL_MM_STREAM_ROWS ?
 		 RBLN_MODEL_MM_KC_STREAM : RBLN_MODEL_MM_KC;
+	u64 msub = par->kern->mm_rows ? par->kern->mm_rows :
+		   RBLN_MODEL_MM_MSUB;
 	u32 k0, k1;
 	u64 ms;
 
 	for (k0 = 0; k0 < mm->k; k0 = k1) {
 		k1 = (u32)rbln_model_min64((u64)k0 + kc, mm->k);
-		for (ms = m0; ms < m1; ms += RBLN_MODEL_MM_MSUB) {
+		for (ms = m0; ms < m1; ms += msub) {
 			if (rbln_model_par_stopped(par))
 				return 0;
 			rbln_os_fpu_begin();
 			par->kern->mm(mm, ms,
-				      rbln_model_min64(ms + RBLN_MODEL_MM_MSUB,
-						       m1),
+				      rbln_model_min64(ms + msub, m1),
 				      p0, p1, k0, k1);
 			rbln_os_fpu_end();
 		}

@@ -264,7 +264,9 @@ struct rbln_model_seq {
 
 /**
  * struct rbln_model_kernels - the compute kernels of one CPU variant
- * @name: "baseline" or "avx2"
+ * @name: "baseline", "avx2", "avx512" or "amx"
+ * @mm_rows: rows of one MATMUL call (@mm) inside an FPU bracket, 0 for
+ *	the default (rbln_model_exec_mm.c)
  * @mm: MATMUL rows [m0, m1) x panels [p0, p1) of 16 columns, over
  *	k in [k0, k1); continues the sums in @c unless k0 is 0 and the
  *	command does not accumulate
@@ -292,6 +294,7 @@ struct rbln_model_seq {
  */
 struct rbln_model_kernels {
 	const char *name;
+	u32 mm_rows;
 	void (*mm)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 		   u32 p1, u32 k0, u32 k1);
 	int (*embed)(const struct rbln_isa_embed *c, u8 *dst, const u8 *table,
@@ -324,6 +327,12 @@ extern const struct rbln_model_kernels rbln_model_kernels_avx512;
 /* rbln_model_kern_avx512.c: the AVX-512 variant's MATMUL */
 void rbln_model_mm_avx512(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 			  u32 p0, u32 p1, u32 k0, u32 k1);
+#if !defined(__KERNEL__)
+extern const struct rbln_model_kernels rbln_model_kernels_amx;
+/* rbln_model_kern_amx.c: the AMX variant's MATMUL (emulated home only) */
+void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
+		       u32 p0, u32 p1, u32 k0, u32 k1);
+#endif
 #endif
 
 /* rbln_model_cpu.c */

@@ -69,4 +69,18 @@ const struct rbln_model_kernels rbln_model_kernels_avx512 = {
 	RBLN_K_AVX2_NON_MM,
 };
 
+#if !defined(__KERNEL__)
+/*
+ * The AMX variant (emulated home only): MATMUL on tiles
+ * (rbln_model_kern_amx.c), 96 rows per call, six 16-row C tiles that share
+ * each block of weights; the rest as avx512.
+ */
+const struct rbln_model_kernels rbln_model_kernels_amx = {
+	.name = "amx",
+	.mm_rows = 96,
+	.mm = rbln_model_mm_amx,
+	RBLN_K_AVX2_NON_MM,
+};
+#endif
+
 #endif

@@ -76,6 +76,12 @@ static inline bool rbln_os_cpu_is_intel(void)
 	return false;
 #endif
 }
+
+/* The kernel home never uses AMX tiles (rbln_model_kern_amx.c). */
+static inline bool rbln_os_cpu_has_amx(void)
+{
+	return false;
+}
 #endif /* _LINUX_FPU_COMPILATION_UNIT */
 #else
 #include <stddef.h>
@@ -148,6 +154,39 @@ static inline bool rbln_os_cpu_is_intel(void)
 {
 	return __builtin_cpu_is("intel");
 }
+
+long syscall(long number, ...);
+
+#define RBLN_OS_SYS_ARCH_PRCTL		158
+#define RBLN_OS_ARCH_REQ_XCOMP_PERM	0x1023
+#define RBLN_OS_XFEATURE_XTILEDATA	18
+
+/*
+ * AMX-TILE and AMX-BF16 (CPUID leaf 7: EDX bits 24 and 22), AVX-512F, and
+ * the OS's permission for this process to use the tile data state
+ * (Linux 5.16 and later grant it on request, once per process; the
+ * answer is kept: 1 yes, 2 no).
+ */
+static inline bool rbln_os_cpu_has_amx(void)
+{
+	static int known;
+	unsigned int a = 7, b, c = 0, d;
+	int ok = 2;
+
+	if (__atomic_load_n(&known, __ATOMIC_ACQUIRE))
+		return __atomic_load_n(&known, __ATOMIC_ACQUIRE) == 1;
+	/* AVX-512F implies CPUID leaf 7. */
+	if (__builtin_cpu_supports("avx512f"))
+		__asm__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+	else
+		d = 0;
+	if ((d & (1U << 24)) && (d & (1U << 22)) &&
+	    !syscall(RBLN_OS_SYS_ARCH_PRCTL, RBLN_OS_ARCH_REQ_XCOMP_PERM,
+		     RBLN_OS_XFEATURE_XTILEDATA))
+		ok = 1;
+	__atomic_store_n(&known, ok, __ATOMIC_RELEASE);
+	return ok == 1;
+}
 #else
 static inline void rbln_os_fpu_begin(void)
 {
@@ -173,6 +212,11 @@ static inline bool rbln_os_cpu_has_avx512f(void)
 }
 
 static inline bool rbln_os_cpu_is_intel(void)
+{
+	return false;
+}
+
+static inline bool rbln_os_cpu_has_amx(void)
 {
 	return false;
 }

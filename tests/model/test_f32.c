@@ -390,6 +390,8 @@ static void test_cpu_api(void **state)
 			 RBLN_MODEL_CPU_AVX512);
 	assert_string_equal(rbln_model_cpu_name(RBLN_MODEL_CPU_AVX512),
 			    "avx512");
+	assert_int_equal(rbln_model_cpu_parse("amx"), RBLN_MODEL_CPU_AMX);
+	assert_string_equal(rbln_model_cpu_name(RBLN_MODEL_CPU_AMX), "amx");
 	assert_int_equal(rbln_model_cpu_parse("avx"), -RBLN_EINVAL);
 	assert_int_equal(rbln_model_cpu_parse("avx22"), -RBLN_EINVAL);
 	assert_int_equal(rbln_model_cpu_parse("avx2\n\n"), -RBLN_EINVAL);
@@ -420,6 +422,12 @@ static void test_cpu_api(void **state)
 		/* ADD has no AVX-512 code: the AVX2 one, same bits. */
 		assert_ptr_equal(rbln_model_f32_add_select(),
 				 rbln_model_f32_add_avx2);
+		/* amx only when forced: auto stays avx512 (decode speed). */
+		if (rbln_model_set_cpu(RBLN_MODEL_CPU_AMX) == 0) {
+			assert_string_equal(rbln_model_kernels()->name, "amx");
+			assert_ptr_equal(rbln_model_f32_add_select(),
+					 rbln_model_f32_add_avx2);
+		}
 		assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AUTO), 0);
 		assert_int_equal(rbln_model_cpu(), RBLN_MODEL_CPU_AVX512);
 	} else {

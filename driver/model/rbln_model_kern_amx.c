@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * rbln_model_kern_amx.c - MATMUL on AMX-BF16 tiles (emulated home only).
+ *
+ * Weights are bfloat16 already; a float32 activation x is split into three
+ * bfloat16 parts by truncation: hi = x with its low 16 bits cleared,
+ * mid = (x - hi) likewise, lo = x - hi - mid. Each difference is exact in
+ * float32 and lo has at most 8 significant bits, so hi + mid + lo == x
+ * exactly (bar denormals, which the tiles treat as zero). W.x is then
+ * W.hi + W.mid + W.lo: every bf16 x bf16 product is exact in float32 and
+ * the tile unit sums them in float32, so the result is a float32 dot
+ * product like the other variants', within the same float64-reference
+ * tolerance. Two parts (hi + lo, x to ~16 bits) leave an error of up to
+ * 2^-16 of |a||w| per term, above the tolerance (k + 2) * 2^-24 for short
+ * products (tried: the k = 1 and k = 40 cases of the tests fail): the
+ * third part costs a third more tile work and makes the split exact.
+ *
+ * Per output element the order is fixed: k in blocks of 32 from k0, in a
+ * block the hi part, then mid, then lo, each a tile dot product over the
+ * block's 16 k pairs. Rows never mix, so a row of a batch is the same bits
+ * as the row alone, and the split over engines changes nothing. The
+ * results are this variant's own bits, not those of avx2/avx512.
+ *
+ * The tiles hold 16 rows of 64 bytes: a C tile 16 x 16 floats, an A tile
+ * 16 rows x 32 bf16 (one part), the B tile 16 k pairs x 16 columns in
+ * the pair-interleaved ("VNNI") layout, repacked from a packed bf16 panel
+ * per k block (or gathered from row-major weights: the same bits).
+ * Float32 and float16 weights run the avx512 MATMUL.
+ *
+ * The kernel home never uses AMX (the tile state is too large for
+ * kernel_fpu_begin()): Kbuild.model does not list this file, and
+ * rbln_os_cpu_has_amx() is false there.
+ */
+
+#include "rbln_model_internal.h"
+
+#if defined(__KERNEL__)
+#error "the AMX variant is for the emulated home only"
+#endif
+
+#if defined(__x86_64__)
+
+#define RBLN_AMX_ATTR	__attribute__((__target__("avx512f,avx512bw,avx2,fma")))
+#define RBLN_AMX_KB	32U	/* k per tile block: 16 pairs of bf16 */
+#define RBLN_AMX_ROWS	16U	/* rows of a tile */
+#define RBLN_AMX_PARTS	3U	/* bf16 parts of an activation */
+#define RBLN_AMX_CT	6U	/* C tiles: tmm0..tmm5 */
+/*
+ * k steps staged at once (a bracket of exec_mm.c runs up to 1024, in
+ * runs of this many): bounds the per-thread buffers below to 192 KiB.
+ */
+#define RBLN_AMX_KMAX	256U
+
+/* u32 words of one panel's B blocks over RBLN_AMX_KMAX k steps. */
+#define RBLN_AMX_BPANEL	(RBLN_AMX_KMAX / 2 * 16)
+/* The A parts of one call: rows x k, zero padded to whole tiles. */
+#define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_CT * RBLN_AMX_ROWS * \
+			 RBLN_AMX_KMAX)
+
+#define rbln_amx_vu	u32 __attribute__((vector_size(64)))
+#define rbln_amx_vf	float __attribute__((vector_size(64)))
+#define rbln_amx_vh	u16 __attribute__((vector_size(32)))
+#define rbln_amx_vw	u16 __attribute__((vector_size(64)))
+#define RBLN_AMX_ALIGNED	RBLN_OS_ATTR(aligned(64))
+
+/**
+ * struct rbln_amx_cfg - the LDTILECFG operand (palette 1)
+ * @palette: 1
+ * @start_row: 0
+ * @reserved: zero
+ * @colsb: bytes per row of each tile
+ * @rows: rows of each tile
+ */
+struct rbln_amx_cfg {
+	u8 palette;
+	u8 start_row;
+	u8 reserved[14];
+	u16 colsb[16];
+	u8 rows[16];
+} RBLN_AMX_ALIGNED;
+
+/*
+ * tmm0..5: C tiles of @rows rows; tmm6: an A part of @rows rows; tmm7:
+ * the B block (16 k pairs). Fewer than 16 rows (a decode batch) make the
+ * tile loads and dot products shorter.
+ */
+static void rbln_amx_config(u32 rows)
+{
+	struct rbln_amx_cfg cfg;
+	u32 t;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.palette = 1;
+	for (t = 0; t < 8; t++) {
+		cfg.colsb[t] = 64;
+		cfg.rows[t] = t == 7 ? RBLN_AMX_KB / 2 : rows;
+	}
+	__asm__ volatile("ldtilecfg %0" : : "m"(cfg));
+}
+
+/*
+ * The tile instructions name their registers in the instruction, so each
+ * helper has one case per register; t is a constant where they are
+ * inlined into a loop the compiler unrolls, else a jump.
+ */
+static inline RBLN_OS_INLINE void rbln_amx_zero(u32 t)
+{
+	switch (t) {
+	case 0:
+		__asm__ volatile("tilezero %%tmm0" : : : "memory");
+		break;
+	case 1:
+		__asm__ volatile("tilezero %%tmm1" : : : "memory");
+		break;
+	case 2:
+		__asm__ volatile("tilezero %%tmm2" : : : "memory");
+		break;
+	case 3:
+		__asm__ volatile("tilezero %%tmm3" : : : "memory");
+		break;
+	case 4:
+		__asm__ volatile("tilezero %%tmm4" : : : "memory");
+		break;
+	default:
+		__asm__ volatile("tilezero %%tmm5" : : : "memory");
+		break;
+	}
+}
+
+/* Tile t (0-7) from rows @stride bytes apart at @p. */
+static inline RBLN_OS_INLINE void rbln_amx_load(u32 t, const void *p,
+						u64 stride)
+{
+	switch (t) {
+	case 0:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm0"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 1:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm1"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 2:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm2"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 3:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm3"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 4:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm4"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 5:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm5"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 6:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm6"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	default:
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm7"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	}
+}
+
+/* C tile t (0-5) to rows @stride bytes apart at @p. */
+static inline RBLN_OS_INLINE void rbln_amx_store(u32 t, void *p, u64 stride)
+{
+	switch (t) {
+	case 0:
+		__asm__ volatile("tilestored %%tmm0, (%0,%1,1)"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 1:
+		__asm__ volatile("tilestored %%tmm1, (%0,%1,1)"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 2:
+		__asm__ volatile("tilestored %%tmm2, (%0,%1,1)"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 3:
+		__asm__ volatile("tilestored %%tmm3, (%0,%1,1)"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	case 4:
+		__asm__ volatile("tilestored %%tmm4, (%0,%1,1)"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	default:
+		__asm__ volatile("tilestored %%tmm5, (%0,%1,1)"
+				 : : "r"(p), "r"(stride) : "memory");
+		break;
+	}
+}
+
+/* C tile t (0-5) += tmm6 (an A part) . tmm7 (the B block). */
+static inline RBLN_OS_INLINE void rbln_amx_dp(u32 t)
+{
+	switch (t) {
+	case 0:
+		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm0" : : : "memory");
+		break;
+	case 1:
+		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm1" : : : "memory");
+		break;
+	case 2:
+		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm2" : : : "memory");
+		break;
+	case 3:
+		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm3" : : : "memory");
+		break;
+	case 4:
+		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm4" : : : "memory");
+		break;
+	default:
+		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm5" : : : "memory");
+		break;
+	}
+}
+
+/* The top 16 bits of a float's bits, as a float. */
+static inline u32 rbln_amx_bits(float x)
+{
+	u32 b;
+
+	memcpy(&b, &x, 4);
+	return b;
+}
+
+static inline float rbln_amx_float(u32 b)
+{
+	float x;
+
+	memcpy(&x, &b, 4);
+	return x;
+}
+
+/*
+ * The hi/mid/lo parts of n floats at @x into @hi, @mid, @lo (bf16). A NaN
+ * keeps a NaN hi (its payload may be in the cleared bits); a non-finite x
+ * has zero mid and lo, so that inf - inf makes no NaN.
+ */
+static RBLN_AMX_ATTR void rbln_amx_split(const float *x, u32 n, u16 *hi,
+					 u16 *mid, u16 *lo)
+{
+	const rbln_amx_vu top = (rbln_amx_vu){} + 0xffff0000U;
+	const rbln_amx_vu exp = (rbln_amx_vu){} + 0x7f800000U;
+	rbln_amx_vu b, h, m, l, nf, nan;
+	rbln_amx_vh hv, mv, lv;
+	rbln_amx_vf r;
+	u32 i = 0, bits, hb, mb;
+	float s;
+
+	for (; i + 16 <= n; i += 16) {
+		memcpy(&b, x + i, sizeof(b));
+		nf = (rbln_amx_vu)((b & exp) == exp);
+		nan = nf & (rbln_amx_vu)((b & 0x007fffffU) != 0);
+		h = (b & top) | (nan & 0x00400000U);
+		r = (rbln_amx_vf)b - (rbln_amx_vf)h;
+		r = (rbln_amx_vf)((rbln_amx_vu)r & ~nf);
+		m = (rbln_amx_vu)r & top;
+		l = (rbln_amx_vu)(r - (rbln_amx_vf)m);
+		hv = __builtin_convertvector(h >> 16, rbln_amx_vh);
+		mv = __builtin_convertvector(m >> 16, rbln_amx_vh);
+		lv = __builtin_convertvector(l >> 16, rbln_amx_vh);
+		memcpy(hi + i, &hv, sizeof(hv));
+		memcpy(mid + i, &mv, sizeof(mv));
+		memcpy(lo + i, &lv, sizeof(lv));
+	}
+	for (; i < n; i++) {
+		bits = rbln_amx_bits(x[i]);
+		hb = bits & 0xffff0000U;
+		hi[i] = (u16)(hb >> 16);
+		mid[i] = 0;
+		lo[i] = 0;
+		if ((bits & 0x7f800000U) == 0x7f800000U) {
+			if (bits & 0x007fffffU)
+				hi[i] |= 0x0040;
+			continue;
+		}
+		s = x[i] - rbln_amx_float(hb);
+		mb = rbln_amx_bits(s) & 0xffff0000U;
+		mid[i] = (u16)(mb >> 16);
+		lo[i] = (u16)(rbln_amx_bits(s - rbln_amx_float(mb)) >> 16);
+	}
+}
+
+/*
+ * One k block of a packed bf16 panel (row k holds column i in the low
+ * half of word i and column i + 8 in its high half, rbln_isa.h) into the
+ * B tile layout: row kk, column n holds k = 2kk in its low half and
+ * 2kk + 1 in its high half. k steps at or past @kc are zero.
+ */
+static RBLN_AMX_ATTR void rbln_amx_pack_b(const u8 *panel, u32 kc, u32 pf,
+					  u32 *t)
+{
+	u8 tail[RBLN_AMX_KB * RBLN_ISA_PACK_COLS * 2];
+	rbln_amx_vw v;
+	u32 kk;
+
+	/* Rows 2kk and 2kk + 1 are 64 consecutive bytes: one permute. */
+	if (kc < RBLN_AMX_KB) {
+		memset(tail, 0, sizeof(tail));
+		memcpy(tail, panel, (u64)kc * RBLN_ISA_PACK_COLS * 2);
+		panel = tail;
+	}
+#pragma GCC unroll 4
+	for (kk = 0; kk < RBLN_AMX_KB / 2; kk++) {
+		/* Streaming weights (few rows): one line @pf bytes ahead. */
+		if (pf)
+			__builtin_prefetch(panel + kk * 64 + pf);
+		memcpy(&v, panel + kk * 64, sizeof(v));
+		v = __builtin_shufflevector(v, v,
+					    0, 16, 2, 18, 4, 20, 6, 22,
+					    8, 24, 10, 26, 12, 28, 14, 30,
+					    1, 17, 3, 19, 5, 21, 7, 23,
+					    9, 25, 11, 27, 13, 29, 15, 31);
+		memcpy(t + kk * 16, &v, sizeof(v));
+	}
+}
+
+/*
+ * The same block from row-major weights: column n of panel @p is row n
+ * of the checkpoint's matrix; columns past mm->n are zero.
+ */
+static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
+			       u32 kc, u32 *t)
+{
+	const u8 *row;
+	u32 j, kk, n;
+	u16 e0, e1;
+
+	memset(t, 0, RBLN_AMX_KB / 2 * 64);
+	for (j = 0; j < RBLN_ISA_PACK_COLS; j++) {
+		n = p * RBLN_ISA_PACK_COLS + j;
+		if (n >= mm->n)
+			break;
+		row = mm->w + ((u64)n * mm->k + k) * 2;
+		for (kk = 0; kk < RBLN_AMX_KB / 2 && 2 * kk < kc; kk++) {
+			memcpy(&e0, row + 4 * kk, 2);
+			e1 = 0;
+			if (2 * kk + 1 < kc)
+				memcpy(&e1, row + 4 * kk + 2, 2);
+			t[kk * 16 + j] = e0 | (u32)e1 << 16;
+		}
+	}
+}
+
+/**
+ * struct rbln_amx_call - one call's operands, staged for the tiles
+ * @a: the A parts: [part][row][k], rows padded to whole tiles and k to
+ *	whole blocks with zeros
+ * @lda: bf16 elements between rows of @a
+ * @b: the B blocks of up to RBLN_AMX_CT panels' k range, repacked before the tiles
+ *	load them (a tile load right after the stores that wrote its data
+ *	waits for them)
+ * @c: a C tile through memory, for partial tiles
+ */
+struct rbln_amx_call {
+	u16 a[RBLN_AMX_ABUF];
+	u64 lda;
+	u32 b[RBLN_AMX_CT * RBLN_AMX_BPANEL] RBLN_AMX_ALIGNED;
+	float c[RBLN_AMX_ROWS * 16] RBLN_AMX_ALIGNED;
+};
+
+/*
+ * Per thread, 192 KiB: too much for a stack frame of a thread the
+ * application may have created with a small stack. It is static TLS of
+ * libnpu.so, which every thread of the process carries.
+ */
+static __thread struct rbln_amx_call rbln_amx_call_buf;
+
+static void rbln_amx_c_get(float *t, const float *c, u64 ldc, u32 rows,
+			   u32 cols)
+{
+	u32 r;
+
+	memset(t, 0, RBLN_AMX_ROWS * 64);
+	for (r = 0; r < rows; r++)
+		memcpy(t + r * 16, c + r * ldc, cols * 4);
+}
+
+static void rbln_amx_c_put(const float *t, float *c, u64 ldc, u32 rows,
+			   u32 cols)
+{
+	u32 r;
+
+	for (r = 0; r < rows; r++)
+		memcpy(c + r * ldc, t + r * 16, cols * 4);
+}
+
+/**
+ * struct rbln_amx_out - where one call's C tiles go
+ * @c: output row m0 at the panel's first column
+ * @ldc: floats between output rows
+ * @nrows: rows of the call
+ * @cfg_rows: rows the tiles hold
+ * @cols: valid columns of the panel
+ * @full: a whole 16-column panel
+ */
+struct rbln_amx_out {
+	float *c;
+	u64 ldc;
+	u32 nrows;
+	u32 cfg_rows;
+	u32 cols;
+	bool full;
+};
+
+/* Rows of row tile @rt. */
+static u32 rbln_amx_rows_of(const struct rbln_amx_out *o, u32 rt)
+{
+	u32 left = o->nrows - rt * RBLN_AMX_ROWS;
+
+	return left < RBLN_AMX_ROWS ? left : RBLN_AMX_ROWS;
+}
+
+/* Whether row tile @rt loads and stores in place (else through a buffer). */
+static bool rbln_amx_direct(const struct rbln_amx_out *o, u32 rt)
+{
+	return o->full && rbln_amx_rows_of(o, rt) == o->cfg_rows;
+}
+
+/* The output of panel @p for the rows from @m0. */
+static void rbln_amx_out_panel(struct rbln_amx_out *o,
+			       const struct rbln_model_mm *mm, u64 m0, u32 p,
+			       u32 cfg_rows)
+{
+	o->cols = mm->n - p * RBLN_ISA_PACK_COLS;
+	o->full = o->cols >= RBLN_ISA_PACK_COLS;
+	if (o->full)
+		o->cols = RBLN_ISA_PACK_COLS;
+	o->c = (float *)mm->c + m0 * o->ldc + p * RBLN_ISA_PACK_COLS;
+	o->cfg_rows = cfg_rows;
+}
+
+/* C tile @t from row tile @rt of the output, or zero. */
+static void rbln_amx_c_in(const struct rbln_amx_out *o, u32 t, u32 rt,
+			  bool zero, float *buf)
+{
+	float *c = o->c + (u64)rt * RBLN_AMX_ROWS * o->ldc;
+
+	if (zero) {
+		rbln_amx_zero(t);
+	} else if (rbln_amx_direct(o, rt)) {
+		rbln_amx_load(t, c, o->ldc * 4);
+	} else {
+		rbln_amx_c_get(buf, c, o->ldc, rbln_amx_rows_of(o, rt),
+			       o->cols);
+		rbln_amx_load(t, buf, 64);
+	}
+}
+
+/* C tile @t to row tile @rt of the output. */
+static void rbln_amx_c_out(const struct rbln_amx_out *o, u32 t, u32 rt,
+			   float *buf)
+{
+	float *c = o->c + (u64)rt * RBLN_AMX_ROWS * o->ldc;
+
+	if (rbln_amx_direct(o, rt)) {
+		rbln_amx_store(t, c, o->ldc * 4);
+	} else {
+		rbln_amx_store(t, buf, 64);
+		rbln_amx_c_put(buf, c, o->ldc, rbln_amx_rows_of(o, rt),
+			       o->cols);
+	}
+}
+
+/* Panel @p's k steps [k0, k0 + kc) as B blocks at @t. */
+static void rbln_amx_pack_panel(const struct rbln_model_mm *mm, u32 p,
+				u32 k0, u32 kc, u32 *t)
+{
+	u64 pstride = (u64)mm->k * RBLN_ISA_PACK_COLS * 2;
+	u32 kb;
+
+	for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
+		if (mm->layout == RBLN_LAYOUT_PACKED16)
+			rbln_amx_pack_b(mm->w + p * pstride +
+					(u64)(k0 + kb) * RBLN_ISA_PACK_COLS * 2,
+					kc - kb, mm->prefetch, t + kb * 8);
+		else
+			rbln_amx_pack_b_rm(mm, p, k0 + kb, kc - kb, t + kb * 8);
+	}
+}
+
+/*
+ * Rows [m0, m1) (at most RBLN_AMX_CT tiles) times panels [p0, p1) over
+ * k in [k0, k1) (at most RBLN_AMX_KMAX), bf16 weights; the tiles hold
+ * @cfg_rows rows (16, or all rows when fewer).
+ */
+static RBLN_AMX_ATTR void
+rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
+		 u32 p1, u32 k0, u32 k1, u32 cfg_rows)
+{
+	struct rbln_amx_call *st = &rbln_amx_call_buf;
+	struct rbln_amx_out o[RBLN_AMX_CT];
+	u32 nrows = (u32)(m1 - m0), kc = k1 - k0;
+	u32 tiles = (nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
+	bool zero = k0 == 0 && !mm->accumulate;
+	const float *a = (const float *)mm->a + m0 * mm->k + k0;
+	u64 plane = (u64)RBLN_AMX_CT * RBLN_AMX_ROWS;
+	u32 r, p, kb, part, s, j, rt, np, ns;
+	u16 *pad;
+
+	for (s = 0; s < RBLN_AMX_CT; s++) {
+		o[s].ldc = mm->n;
+		o[s].nrows = nrows;
+	}
+
+	st->lda = (kc + RBLN_AMX_KB - 1) / RBLN_AMX_KB * RBLN_AMX_KB;
+	/* The padding the tiles read: k past kc, rows past nrows. */
+	for (part = 0; part < RBLN_AMX_PARTS; part++) {
+		pad = st->a + part * plane * st->lda;
+		for (r = 0; r < nrows; r++)
+			memset(pad + r * st->lda + kc, 0, (st->lda - kc) * 2);
+		if (cfg_rows == RBLN_AMX_ROWS)
+			memset(pad + (u64)nrows * st->lda, 0,
+			       (u64)(tiles * RBLN_AMX_ROWS - nrows) *
+			       st->lda * 2);
+	}
+	for (r = 0; r < nrows; r++)
+		rbln_amx_split(a + r * mm->k, kc, st->a + r * st->lda,
+			       st->a + (plane + r) * st->lda,
+			       st->a + (2 * plane + r) * st->lda);
+	/*
+	 * Up to 16 rows fill one row tile: then the C tiles take RBLN_AMX_CT
+	 * panels side by side, whose dot products do not wait on each other
+	 * (one tile's chain over k is serial). Else one panel, a C tile per
+	 * row tile. Each element's chain is the same either way.
+	 */
+	for (p = p0; p < p1; p += np) {
+		np = tiles == 1 && p1 - p > RBLN_AMX_CT ? RBLN_AMX_CT :
+		     tiles == 1 ? p1 - p : 1;
+		ns = tiles == 1 ? np : tiles;
+		for (j = 0; j < np; j++)
+			rbln_amx_pack_panel(mm, p + j, k0, kc,
+					    st->b + j * RBLN_AMX_BPANEL);
+		for (s = 0; s < ns; s++) {
+			rt = tiles == 1 ? 0 : s;
+			j = tiles == 1 ? s : 0;
+			rbln_amx_out_panel(&o[s], mm, m0, p + j, cfg_rows);
+			rbln_amx_c_in(&o[s], s, rt, zero, st->c);
+		}
+		for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
+			/* Per C tile: hi, mid, lo (the fixed order). */
+			for (s = 0; s < ns; s++) {
+				rt = tiles == 1 ? 0 : s;
+				j = tiles == 1 ? s : 0;
+				if (s == 0 || tiles == 1)
+					rbln_amx_load(7, st->b + j *
+						      RBLN_AMX_BPANEL + kb * 8,
+						      64);
+				for (part = 0; part < RBLN_AMX_PARTS; part++) {
+					rbln_amx_load(6, st->a + kb +
+						      (part * plane +
+						       rt * RBLN_AMX_ROWS) *
+						      st->lda, st->lda * 2);
+					rbln_amx_dp(s);
+				}
+			}
+		}
+		for (s = 0; s < ns; s++)
+			rbln_amx_c_out(&o[s], s, tiles == 1 ? 0 : s, st->c);
+	}
+}
+
+/**
+ * rbln_model_mm_amx() - one block of a MATMUL (&rbln_model_kernels.mm)
+ * @mm: the command
+ * @m0: first row
+ * @m1: one past the last row
+ * @p0: first panel
+ * @p1: one past the last panel
+ * @k0: first k
+ * @k1: one past the last k
+ */
+void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
+		       u32 p0, u32 p1, u32 k0, u32 k1)
+{
+	u64 step = (u64)RBLN_AMX_CT * RBLN_AMX_ROWS, m;
+	u32 k, kn, rows;
+
+	if (mm->dtype != RBLN_DTYPE_BF16) {
+		rbln_model_mm_avx512(mm, m0, m1, p0, p1, k0, k1);
+		return;
+	}
+	rows = m1 - m0 < RBLN_AMX_ROWS ? (u32)(m1 - m0) : RBLN_AMX_ROWS;
+	rbln_amx_config(rows);
+	for (k = k0; k < k1; k = kn) {
+		kn = k1 - k > RBLN_AMX_KMAX ? k + RBLN_AMX_KMAX : k1;
+		for (m = m0; m < m1; m += step)
+			rbln_amx_mm_rows(mm, m, m1 - m > step ? m + step : m1,
+					 p0, p1, k, kn, rows);
+	}
+	__asm__ volatile("tilerelease" : : : "memory");
+}
+
+#endif
