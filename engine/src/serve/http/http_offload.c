@@ -5,7 +5,8 @@
  * The generating requests' preparation and the repository's load and
  * unload go this way.
  */
-#include "http.h"
+#include "handlers.h"
+#include "reply.h"
 
 #include <errno.h>
 
