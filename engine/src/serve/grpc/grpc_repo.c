@@ -25,7 +25,7 @@ struct repo_call {
 	int bad;			/* the request's parameters are wrong: msg says how */
 };
 
-bool grpc_repo_method(const char *method)
+bool serve_grpc_repo_method(const char *method)
 {
 	return !strcmp(method, "RepositoryModelLoad") || !strcmp(method, "RepositoryModelUnload");
 }
@@ -51,7 +51,7 @@ static void check_param(struct repo_call *r, const char *key,
 static void read_request(struct repo_call *r, const grpc_byte_buffer *in)
 {
 	size_t len;
-	uint8_t *data = grpc_read_all(in, &len);
+	uint8_t *data = serve_grpc_read_all(in, &len);
 
 	if (r->load) {
 		Inference__RepositoryModelLoadRequest *rq =
@@ -88,27 +88,27 @@ static void *run(void *arg)
 
 	rc = r->load ? serve_model_load(s, r->model, &err) : serve_model_unload(s, r->model, &err);
 	if (rc) {
-		grpc_call_finish(r->c, grpc_status_of(rc), err.msg);
+		serve_grpc_call_finish(r->c, serve_grpc_status_of(rc), err.msg);
 	} else if (r->load) {
 		Inference__RepositoryModelLoadResponse out =
 			INFERENCE__REPOSITORY_MODEL_LOAD_RESPONSE__INIT;
 
-		grpc_call_send(r->c, grpc_pack(&out.base));
-		grpc_call_finish(r->c, GRPC_STATUS_OK, NULL);
+		serve_grpc_call_send(r->c, serve_grpc_pack(&out.base));
+		serve_grpc_call_finish(r->c, GRPC_STATUS_OK, NULL);
 	} else {
 		Inference__RepositoryModelUnloadResponse out =
 			INFERENCE__REPOSITORY_MODEL_UNLOAD_RESPONSE__INIT;
 
-		grpc_call_send(r->c, grpc_pack(&out.base));
-		grpc_call_finish(r->c, GRPC_STATUS_OK, NULL);
+		serve_grpc_call_send(r->c, serve_grpc_pack(&out.base));
+		serve_grpc_call_finish(r->c, GRPC_STATUS_OK, NULL);
 	}
-	grpc_callctx_unref(r->c);
+	serve_grpc_callctx_unref(r->c);
 	free(r->model);
 	free(r);
 	return NULL;
 }
 
-void grpc_repo_call(struct grpc_callctx *c, const grpc_byte_buffer *in)
+void serve_grpc_repo_call(struct grpc_callctx *c, const grpc_byte_buffer *in)
 {
 	struct repo_call *r = calloc(1, sizeof(*r));
 	pthread_attr_t attr;
@@ -116,7 +116,7 @@ void grpc_repo_call(struct grpc_callctx *c, const grpc_byte_buffer *in)
 	int rc;
 
 	if (!r) {
-		grpc_call_finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+		serve_grpc_call_finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
 		return;
 	}
 	r->c = c;
@@ -124,21 +124,21 @@ void grpc_repo_call(struct grpc_callctx *c, const grpc_byte_buffer *in)
 	if (in)
 		read_request(r, in);
 	if (!r->model || r->bad || !*r->model) {
-		grpc_call_finish(c, GRPC_STATUS_INVALID_ARGUMENT,
-				 r->bad ? r->msg : !r->model ? "the request is not a valid "
-				 "inference.RepositoryModel(Un)loadRequest" : "model_name is empty");
+		serve_grpc_call_finish(c, GRPC_STATUS_INVALID_ARGUMENT,
+				       r->bad ? r->msg : !r->model ? "the request is not a valid "
+				       "inference.RepositoryModel(Un)loadRequest" : "model_name is empty");
 		free(r->model);
 		free(r);
 		return;
 	}
-	grpc_callctx_ref(c);	/* the thread's */
+	serve_grpc_callctx_ref(c);	/* the thread's */
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	rc = pthread_create(&t, &attr, run, r);
 	pthread_attr_destroy(&attr);
 	if (rc) {
-		grpc_call_finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "no thread for the request");
-		grpc_callctx_unref(c);
+		serve_grpc_call_finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "no thread for the request");
+		serve_grpc_callctx_unref(c);
 		free(r->model);
 		free(r);
 	}

@@ -317,8 +317,8 @@ static void on_recv(struct grpc_tag *t, bool ok)
 	c->recv_buf = NULL;
 	switch (c->kind) {
 	case GRPC_CALL_UNARY:
-		if (grpc_repo_method(c->method))
-			grpc_repo_call(c, msg);
+		if (serve_grpc_repo_method(c->method))
+			serve_grpc_repo_call(c, msg);
 		else
 			unary(c, msg);
 		break;

@@ -7,7 +7,8 @@
  * preparation worker while the connection waits suspended, as a generating
  * request's preparation does; the HTTP threads stay free.
  */
-#include "http.h"
+#include "handlers.h"
+#include "reply.h"
 
 #include <errno.h>
 #include <stddef.h>

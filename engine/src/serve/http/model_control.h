@@ -19,7 +19,7 @@
 #include <stdbool.h>
 
 #include "rbln_error.h"
-#include "served_model.h"
+#include "serve/model/served_model.h"
 
 struct serve_server;
 
