@@ -125,8 +125,8 @@ void serve_grpc_repo_call(struct grpc_callctx *c, const grpc_byte_buffer *in)
 		read_request(r, in);
 	if (!r->model || r->bad || !*r->model) {
 		serve_grpc_call_finish(c, GRPC_STATUS_INVALID_ARGUMENT,
-				       r->bad ? r->msg : !r->model ? "the request is not a valid "
-				       "inference.RepositoryModel(Un)loadRequest" : "model_name is empty");
+				 r->bad ? r->msg : !r->model ? "the request is not a valid "
+				 "inference.RepositoryModel(Un)loadRequest" : "model_name is empty");
 		free(r->model);
 		free(r);
 		return;
