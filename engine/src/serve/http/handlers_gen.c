@@ -42,10 +42,13 @@ static enum MHD_Result respond_job(struct serve_conn *cx, struct MHD_Connection 
 					openai_route(cx->route.kind));
 	}
 	snprintf(len_text, sizeof(len_text), "%zu", json_len);
-	/* binary tensor data follows the JSON: say where the JSON ends */
-	ret = serve_http_reply(c, status, ctype, body.data ? body.data : "", body.len,
-			       json_len < body.len ? "Inference-Header-Content-Length" : NULL,
-			       len_text);
+	/*
+	 * binary tensor data follows the JSON: say where the JSON ends.  Only
+	 * a successful answer is compressed, as tritonserver does (reply.h).
+	 */
+	ret = (status == MHD_HTTP_OK ? serve_http_reply_encoded : serve_http_reply)(
+		c, status, ctype, body.data ? body.data : "", body.len,
+		json_len < body.len ? "Inference-Header-Content-Length" : NULL, len_text);
 	rbln_strbuf_free(&body);
 	return ret;
 }

@@ -63,8 +63,9 @@ enum MHD_Result serve_metrics_handler(void *cls, struct MHD_Connection *c, const
 	if (serve_metrics_render(&sb, src, s->n_models)) {
 		ret = MHD_NO;
 	} else {
-		ret = serve_http_reply(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, sb.data ? sb.data : "",
-				       sb.len, NULL, NULL);
+		/* Prometheus asks for gzip and inflates it */
+		ret = serve_http_reply_encoded(c, MHD_HTTP_OK, PROM_CONTENT_TYPE,
+					       sb.data ? sb.data : "", sb.len, NULL, NULL);
 	}
 	rbln_strbuf_free(&sb);
 	free(src);

@@ -37,12 +37,12 @@ unsigned serve_http_status(int err)
 	}
 }
 
-enum MHD_Result serve_http_reply(struct MHD_Connection *c, unsigned status,
-				 const char *content_type, const void *data, size_t len,
-				 const char *extra_header, const char *extra_value)
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
+			     const char *content_type, const void *data, size_t len,
+			     const char *extra_header, const char *extra_value, bool encode)
 {
 	struct rbln_strbuf packed = { 0 };
-	const char *coding = serve_encode_reply(c, data, len, &packed);
+	const char *coding = encode ? serve_encode_reply(c, data, len, &packed) : NULL;
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
@@ -54,10 +54,10 @@ enum MHD_Result serve_http_reply(struct MHD_Connection *c, unsigned status,
 	rbln_strbuf_free(&packed);
 	if (!r)
 		return MHD_NO;
-	if (coding) {
+	if (coding)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, coding);
+	if (encode)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
-	}
 	if (content_type)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	if (extra_header)
@@ -65,6 +65,20 @@ enum MHD_Result serve_http_reply(struct MHD_Connection *c, unsigned status,
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+enum MHD_Result serve_http_reply(struct MHD_Connection *c, unsigned status,
+				 const char *content_type, const void *data, size_t len,
+				 const char *extra_header, const char *extra_value)
+{
+	return reply(c, status, content_type, data, len, extra_header, extra_value, false);
+}
+
+enum MHD_Result serve_http_reply_encoded(struct MHD_Connection *c, unsigned status,
+					 const char *content_type, const void *data, size_t len,
+					 const char *extra_header, const char *extra_value)
+{
+	return reply(c, status, content_type, data, len, extra_header, extra_value, true);
 }
 
 enum MHD_Result serve_http_json(struct MHD_Connection *c, unsigned status, json_object *o)

@@ -9,10 +9,21 @@
 #include <json-c/json.h>
 #include <microhttpd.h>
 
-/* Queues a reply with a body (copied); extra_header may be NULL. */
+/* Queues a reply with a body (copied), never compressed; extra_header may be NULL. */
 enum MHD_Result serve_http_reply(struct MHD_Connection *c, unsigned status,
 				 const char *content_type, const void *data, size_t len,
 				 const char *extra_header, const char *extra_value);
+/*
+ * The same, the body compressed as the client's Accept-Encoding asks.  Only
+ * answers that tritonserver compresses go through it: successful inference
+ * answers (and the metrics).  tritonserver sends everything else as it is,
+ * and clients count on it: tritonclient.http.aio sends aiohttp's default
+ * "Accept-Encoding: gzip, deflate" on every call but inflates only
+ * inference answers, so a compressed model config or error breaks it.
+ */
+enum MHD_Result serve_http_reply_encoded(struct MHD_Connection *c, unsigned status,
+					 const char *content_type, const void *data, size_t len,
+					 const char *extra_header, const char *extra_value);
 /* Queues o (and drops it) as application/json. */
 enum MHD_Result serve_http_json(struct MHD_Connection *c, unsigned status, json_object *o);
 /*
