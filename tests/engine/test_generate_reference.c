@@ -8,10 +8,10 @@
  * same prompts in decoder buckets 8, 4 and 1: several sequences at once
  * give exactly the tokens each gives alone.
  *
- * Under emulation (the VM's check on rbln.ko, QEMU TCG) the whole run takes
- * a quarter of an hour; there RBLN_ENGINE_TEST_MAX_PROMPT=N leaves out the
- * prompts longer than N tokens and RBLN_ENGINE_TEST_STEPS=N compares the
- * first N greedy tokens (1-48), and the test says so in its output.
+ * For a quick look by hand (a slow machine, a VM with the avx2 kernels):
+ * RBLN_ENGINE_TEST_MAX_PROMPT=N leaves out the prompts longer than N tokens
+ * and RBLN_ENGINE_TEST_STEPS=N compares the first N greedy tokens (1-48);
+ * the test says so in its output. The suite and the VM run it whole.
  */
 #include <math.h>
 #include <stdint.h>
