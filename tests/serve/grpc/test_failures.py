@@ -12,7 +12,6 @@ Triton's reasons, on one server with one sequence slot (--max-num-seqs 1):
 - CANCELED: the running request whose client went away.
 Each check compares the counters before and after, for every reason.
 """
-import gzip
 import json
 import os
 import socket
@@ -141,13 +140,12 @@ def check_queue_timeouts(srv, stub):
 
 
 def main():
-    root = sl.tmpdir("failures")
-    srv = None
-    try:
+    with sl.Harness(tap, "failures") as h:
+        root = h.root
         model = sl.compile_model(TL3, os.path.join(root, "tl3"), "--batch-size", "1",
                                  "--max-seq-len", "2048")
-        srv = sl.Server(["--model", model, "--served-model-name", MODEL, "--max-num-seqs", "1",
-                         "--http-max-input-size", str(MAX_INPUT)], root)
+        srv = h.start(["--model", model, "--served-model-name", MODEL, "--max-num-seqs", "1",
+                      "--http-max-input-size", str(MAX_INPUT)])
         tap.ok(srv.grpc_port, "rbln-serve names its gRPC port", srv.stdout())
         channel = grpc.insecure_channel(f"127.0.0.1:{srv.grpc_port}")
         stub = pb_grpc.GRPCInferenceServiceStub(channel)
@@ -155,14 +153,7 @@ def main():
         check_grpc_bad_request(srv, stub)
         check_queue_timeouts(srv, stub)
         channel.close()
-        tap.eq(srv.stop(), 0, "SIGTERM: exit 0")
-        srv = None
-    except Exception as e:  # a crash of the harness is a failure, with the reason
-        tap.ok(False, f"harness: {type(e).__name__}", f"{e}\n{srv.stderr() if srv else ''}")
-    finally:
-        if srv:
-            srv.stop()
-        sl.rmtree(root)
+        tap.eq(h.stop(), 0, "SIGTERM: exit 0")
     tap.done()
 
 

@@ -16,7 +16,6 @@ the same compiled weights):
 - mode none (the default): load and unload are refused on both protocols
   with tritonserver's message; the flags are checked.
 """
-import json
 import os
 import subprocess
 import sys
@@ -253,28 +252,20 @@ def check_flags(repo):
 
 
 def main():
-    root = sl.tmpdir("repository")
-    srv = None
-    try:
+    with sl.Harness(tap, "repository") as h:
+        root = h.root
         repo = make_repo(root)
         check_flags(repo)
-        srv = gl.start_server(tap, repo, root, "--model-control-mode", "explicit",
-                              "--load-model", "vllm_model")
+        srv = h.track(gl.start_server(tap, repo, root, "--model-control-mode", "explicit",
+                                      "--load-model", "vllm_model"))
         channel = grpc.insecure_channel(f"127.0.0.1:{srv.grpc_port}")
         stub = pb_grpc.GRPCInferenceServiceStub(channel)
         check_explicit(srv, stub)
         check_bad(srv, stub)
         check_unload_in_flight(srv)
         channel.close()
-        tap.eq(srv.stop(), 0, "explicit server: SIGTERM exits 0")
-        srv = None
+        tap.eq(h.stop(), 0, "explicit server: SIGTERM exits 0")
         check_mode_none(repo, root)
-    except Exception as e:  # a crash of the harness is a failure, with the reason
-        tap.ok(False, f"harness: {type(e).__name__}", f"{e}\n{srv.stderr() if srv else ''}")
-    finally:
-        if srv:
-            srv.stop()
-        sl.rmtree(root)
     tap.done()
 
 

@@ -218,6 +218,53 @@ class Server:
         return metric_value(self.metrics(), name, **labels)
 
 
+class Harness:
+    """One test program's scratch directory and the rbln-serve it runs.
+
+    with sl.Harness(tap, "name") as h:
+        srv = h.start(args)          # a Server in h.root, stopped on the way out
+        tap.eq(h.stop(), 0, "...")   # a clean stop is a test point of its own
+
+    An exception inside the block is not lost: it becomes a failed test point
+    naming it, with the running server's stderr, and the program goes on to
+    tap.done().  Whatever happens, the server still running is stopped (with
+    cleanup_signal) and the directory removed.
+    """
+
+    def __init__(self, tap, tag, cleanup_signal=signal.SIGTERM):
+        self.tap = tap
+        self.root = tmpdir(tag)
+        self.srv = None
+        self.cleanup_signal = cleanup_signal
+
+    def start(self, args, **kwargs):
+        return self.track(Server(args, self.root, **kwargs))
+
+    def track(self, srv):
+        """Takes charge of a server started elsewhere (grpclib.start_server)."""
+        self.srv = srv
+        return srv
+
+    def stop(self, *args, **kwargs):
+        """Stops the current server; returns its exit status (Server.stop)."""
+        srv, self.srv = self.srv, None
+        return srv.stop(*args, **kwargs)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, err, tb):
+        if isinstance(err, Exception):
+            self.tap.ok(False, f"harness: {kind.__name__}",
+                        f"{err}\n{self.srv.stderr() if self.srv else ''}")
+        try:
+            if self.srv:
+                self.stop(self.cleanup_signal)
+        finally:
+            rmtree(self.root)
+        return isinstance(err, Exception)
+
+
 def request(port, method, path, body=None, headers=None, timeout=120):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:

@@ -508,11 +508,10 @@ def check_stats_and_model_id(srv):
 
 
 def main():
-    root = sl.tmpdir("api")
-    srv = None
-    try:
+    with sl.Harness(tap, "api") as h:
+        root = h.root
         repo = make_repo(root)
-        srv = sl.Server(["--model-repository", repo], root)
+        srv = h.start(["--model-repository", repo])
         tap.ok(srv.wait_line(r"^Started HTTPService at 127\.0\.0\.1:\d+$") and
                srv.wait_line(r"^Started Metrics Service at ") and
                srv.wait_line(rf"^Started GRPCInferenceService at 127\.0\.0\.1:{srv.grpc_port}$")
@@ -533,15 +532,8 @@ def main():
         check_bad_inputs(srv)
         check_metrics(srv)
         check_stats_and_model_id(srv)
-        rc = srv.stop()
+        rc = h.stop()
         tap.eq(rc, 0, "SIGTERM when idle: exit status 0")
-        srv = None
-    except Exception as e:  # a crash of the harness is a failure, with the reason
-        tap.ok(False, f"harness: {type(e).__name__}", f"{e}\n{srv.stderr() if srv else ''}")
-    finally:
-        if srv:
-            srv.stop()
-        sl.rmtree(root)
     tap.done()
 
 

@@ -203,28 +203,20 @@ def check_preemption(root):
 
 
 def main():
-    root = sl.tmpdir("cancel")
-    srv = None
     max_queue = 3
-    try:
+    with sl.Harness(tap, "cancel") as h:
+        root = h.root
         model = sl.compile_model(TL3, os.path.join(root, "tl3"), "--batch-size", "4",
                                  "--max-seq-len", "2048", "--decoder-batch-sizes", "4,1")
-        srv = sl.Server(["--model", model, "--served-model-name", "tl3",
-                         "--max-queue-size", str(max_queue)], root)
+        srv = h.start(["--model", model, "--served-model-name", "tl3",
+                      "--max-queue-size", str(max_queue)])
         check_cancel_stream(srv)
         check_cancel_whole(srv)
         check_cancel_many(srv)
         check_queue(srv, max_queue)
         check_deadline(srv)
-        tap.eq(srv.stop(), 0, "SIGTERM: exit 0")
-        srv = None
+        tap.eq(h.stop(), 0, "SIGTERM: exit 0")
         check_preemption(root)
-    except Exception as e:
-        tap.ok(False, f"harness: {type(e).__name__}", f"{e}\n{srv.stderr() if srv else ''}")
-    finally:
-        if srv:
-            srv.stop()
-        sl.rmtree(root)
     tap.done()
 
 

@@ -79,13 +79,12 @@ def refused(port):
 
 
 def main():
-    root = sl.tmpdir("drain")
-    srv = None
-    try:
+    with sl.Harness(tap, "drain", cleanup_signal=signal.SIGKILL) as h:
+        root = h.root
         model = sl.compile_model(TL3, os.path.join(root, "tl3"), "--batch-size", "4",
                                  "--max-seq-len", "256", "--decoder-batch-sizes", "4,2,1")
         args = ["--model", model, "--served-model-name", "tl3"]
-        srv = sl.Server(args, root)
+        srv = h.start(args)
         want = []
         for i in range(N):
             stream, prompt, params = job(i)
@@ -107,13 +106,12 @@ def main():
                "each answered with its full greedy text (nothing cut, nothing lost)")
         tap.ok(all(r and (r[2] >= 1 if job(i)[0] else r[2] == 1) for i, r in enumerate(results)),
                "each client got exactly one answer (streams: one stream)", results)
-        rc = srv.stop(signal.SIGTERM, timeout=60)
+        rc = h.stop(signal.SIGTERM, timeout=60)
         tap.eq(rc, 0, "exit status 0 after the drain")
         tap.ok("rbln-serve: stopped" in srv.stdout(), "the server says it stopped", srv.stdout())
-        srv = None
 
         # 2. A second signal cancels the rest: still one answer each, exit 0.
-        srv = sl.Server(args, root)
+        srv = h.start(args)
         want = [sl.generate_text(srv, "tl3", job(i, True)[1], **job(i, True)[2])
                 for i in range(N)]
         results, ths = start_batch(srv, long=True)
@@ -134,15 +132,8 @@ def main():
                    if r and r[0] == 200 and isinstance(r[1], str)),
                f"what was answered 200 is a prefix of the greedy text ({len(done)} of {N})",
                results)
-        rc = srv.stop(signal.SIGTERM, timeout=60)
+        rc = h.stop(signal.SIGTERM, timeout=60)
         tap.eq(rc, 0, "exit status 0 after cancelling")
-        srv = None
-    except Exception as e:
-        tap.ok(False, f"harness: {type(e).__name__}", f"{e}\n{srv.stderr() if srv else ''}")
-    finally:
-        if srv:
-            srv.stop(signal.SIGKILL)
-        sl.rmtree(root)
     tap.done()
 
 

@@ -210,25 +210,17 @@ def check_bad_streams(srv):
 
 
 def main():
-    root = sl.tmpdir("encoding")
-    srv = None
-    try:
+    with sl.Harness(tap, "encoding") as h:
+        root = h.root
         model = sl.compile_model(TL3, os.path.join(root, "tl3"), "--batch-size", "2",
                                  "--max-seq-len", "512")
-        srv = sl.Server(["--model", model, "--served-model-name", "tl3",
-                         "--http-max-input-size", str(MAX_INPUT)], root)
+        srv = h.start(["--model", model, "--served-model-name", "tl3",
+                      "--http-max-input-size", str(MAX_INPUT)])
         check_request_bodies(srv)
         check_binary_infer(srv)
         check_responses(srv)
         check_bad_streams(srv)
-        tap.eq(srv.stop(), 0, "SIGTERM: exit 0")
-        srv = None
-    except Exception as e:  # a crash of the harness is a failure, with the reason
-        tap.ok(False, f"harness: {type(e).__name__}", f"{e}\n{srv.stderr() if srv else ''}")
-    finally:
-        if srv:
-            srv.stop()
-        sl.rmtree(root)
+        tap.eq(h.stop(), 0, "SIGTERM: exit 0")
     tap.done()
 
 

@@ -423,15 +423,14 @@ def check_half_close(srv):
 
 
 def main():
-    root = sl.tmpdir("hostile")
-    srv = None
-    try:
+    with sl.Harness(tap, "hostile") as h:
+        root = h.root
         model = sl.compile_model(TL3, os.path.join(root, "tl3"), "--batch-size", "4",
                                  "--max-seq-len", "2048", "--decoder-batch-sizes", "4,1")
-        srv = sl.Server(["--model", model, "--served-model-name", "tl3",
-                         "--http-header-timeout", str(HEADER_S),
-                         "--http-body-timeout", str(BODY_S),
-                         "--http-idle-timeout", str(IDLE_S)], root)
+        srv = h.start(["--model", model, "--served-model-name", "tl3",
+                      "--http-header-timeout", str(HEADER_S),
+                      "--http-body-timeout", str(BODY_S),
+                      "--http-idle-timeout", str(IDLE_S)])
         srv.gen_s = generate_baseline(srv)
         tap.note(f"a 1-token generate takes {srv.gen_s:.3f}s on the idle server")
         check_lockout(srv)
@@ -440,23 +439,16 @@ def main():
         check_nul(srv)
         check_framing(srv)
         check_half_close(srv)
-        tap.eq(srv.stop(), 0, "SIGTERM: exit 0")
+        tap.eq(h.stop(), 0, "SIGTERM: exit 0")
         # The default deadlines (huge bodies take a while to send under sanitizers).
-        srv = sl.Server(["--model", model, "--served-model-name", "tl3",
-                         "--http-max-connections", "40"], root)
+        srv = h.start(["--model", model, "--served-model-name", "tl3",
+                      "--http-max-connections", "40"])
         srv.gen_s = generate_baseline(srv)
         check_connection_limit(srv)
         check_huge_prompts(srv)
         check_paths(srv)
-        tap.eq(srv.stop(), 0, "--http-max-connections server: SIGTERM exits 0")
-        srv = None
+        tap.eq(h.stop(), 0, "--http-max-connections server: SIGTERM exits 0")
         check_template_error_paths(root)
-    except Exception as e:  # a crash of the harness is a failure, with the reason
-        tap.ok(False, f"harness: {type(e).__name__}", f"{e}\n{srv.stderr() if srv else ''}")
-    finally:
-        if srv:
-            srv.stop()
-        sl.rmtree(root)
     tap.done()
 
 

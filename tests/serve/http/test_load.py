@@ -90,13 +90,12 @@ def run_one(conn, v):
 
 
 def main():
-    root = sl.tmpdir("load")
-    srv = None
-    try:
+    with sl.Harness(tap, "load") as h:
+        root = h.root
         model = sl.compile_model(TL3, os.path.join(root, "tl3"), "--batch-size", "32",
                                  "--max-seq-len", "128", "--prefill-chunk-size", "64",
                                  "--decoder-batch-sizes", "32,16,8,4,1")
-        srv = sl.Server(["--model", model, "--served-model-name", "tl3"], root)
+        srv = h.start(["--model", model, "--served-model-name", "tl3"])
         vs = variants()
         c = srv.conn()
         alone = {v: run_one(c, v) for v in vs}
@@ -159,14 +158,7 @@ def main():
                delta("nv_inference_exec_count") < delta("vllm:generation_tokens_total"),
                "steps were shared: fewer model executions than generated tokens",
                (delta("nv_inference_exec_count"), delta("vllm:generation_tokens_total")))
-        tap.eq(srv.stop(), 0, "SIGTERM after the load: exit 0")
-        srv = None
-    except Exception as e:
-        tap.ok(False, f"harness: {type(e).__name__}", f"{e}\n{srv.stderr() if srv else ''}")
-    finally:
-        if srv:
-            srv.stop()
-        sl.rmtree(root)
+        tap.eq(h.stop(), 0, "SIGTERM after the load: exit 0")
     tap.done()
 
 

@@ -130,21 +130,19 @@ def start_fails(args, root, want, desc):
 
 
 def main():
-    root = sl.tmpdir("security")
-    srv = None
-    try:
+    with sl.Harness(tap, "security") as h:
+        root = h.root
         model = sl.compile_model(TL3, os.path.join(root, "tl3"), "--batch-size", "4",
                                  "--max-seq-len", "256", "--decoder-batch-sizes", "4,1")
         base = ["--model", model, "--served-model-name", "tl3"]
-        srv = sl.Server(base + ["--api-key", KEY], root)
+        srv = h.start(base + ["--api-key", KEY])
         check_api_key(srv, KEY)
-        tap.eq(srv.stop(), 0, "--api-key server: SIGTERM exits 0")
-        srv = sl.Server(base, root, env={"RBLN_API_KEY": KEY})
+        tap.eq(h.stop(), 0, "--api-key server: SIGTERM exits 0")
+        srv = h.start(base, env={"RBLN_API_KEY": KEY})
         st = srv.request("GET", "/v2/models/tl3")[0]
         st_key = srv.request("GET", "/v2/models/tl3", headers=auth(KEY))[0]
         tap.eq((st, st_key), (401, 200), "RBLN_API_KEY works as --api-key")
-        tap.eq(srv.stop(), 0, "RBLN_API_KEY server: SIGTERM exits 0")
-        srv = None
+        tap.eq(h.stop(), 0, "RBLN_API_KEY server: SIGTERM exits 0")
         start_fails(base + ["--api-key", ""], root, "--api-key", "an empty --api-key is refused")
         cert, key = make_cert(root)
         check_tls(root, model, cert, key)
@@ -158,17 +156,10 @@ def main():
         r = subprocess.run([sl.serve_bin(), "--help"], capture_output=True, text=True)
         tap.ok("0.0.0.0" in r.stdout and "--api-key" in r.stdout and "reachable" in r.stdout,
                "--help documents the default listen address and its risk", r.stdout[-600:])
-        srv = sl.Server(base + ["--host", "0.0.0.0"], root)
+        srv = h.start(base + ["--host", "0.0.0.0"])
         tap.ok(srv.wait_line(r"no --api-key.*reachable"),
                "listening on 0.0.0.0 without a key: start-up warns", srv.stdout())
-        tap.eq(srv.stop(), 0, "0.0.0.0 server: SIGTERM exits 0")
-        srv = None
-    except Exception as e:  # a crash of the harness is a failure, with the reason
-        tap.ok(False, f"harness: {type(e).__name__}", f"{e}\n{srv.stderr() if srv else ''}")
-    finally:
-        if srv:
-            srv.stop()
-        sl.rmtree(root)
+        tap.eq(h.stop(), 0, "0.0.0.0 server: SIGTERM exits 0")
     tap.done()
 
 
