@@ -213,49 +213,75 @@ static int finish_common(struct serve_request *r, struct rbln_error *err)
 	return 0;
 }
 
+/* A field of one endpoint only: 0, or an error set in @err. */
+typedef int (*endpoint_field_fn)(struct serve_request *r, const char *key, json_object *v,
+				 void *ctx, struct rbln_error *err);
+
+/*
+ * Parses an OpenAI body and walks its fields once: nulls mean "not given",
+ * @main_key (the prompt or the messages, read last since the other fields
+ * decide how) is left in *@main and is required, the fields both endpoints
+ * share go to common_field(), the rest to @field. *@o is the parsed body,
+ * or NULL; the caller puts it when done with *@main, on success or not.
+ */
+static int walk_body(const char *body, size_t len, struct serve_request *r,
+		     const char *main_key, json_object **o, json_object **main,
+		     endpoint_field_fn field, void *ctx, struct rbln_error *err)
+{
+	int rc;
+
+	*o = *main = NULL;
+	rc = serve_request_body(body, len, false, o, err);
+	if (rc) {
+		*o = NULL;
+		return rc;
+	}
+	{
+		json_object_object_foreach(*o, key, v) {
+			if (json_object_is_type(v, json_type_null))
+				continue;
+			if (!strcmp(key, main_key)) {
+				*main = v;
+				continue;
+			}
+			rc = common_field(r, key, v, err);
+			if (rc > 0)
+				rc = field(r, key, v, ctx, err);
+			if (rc)
+				return rc;
+		}
+	}
+	return *main ? 0 : bad(err, main_key, "is required");
+}
+
+static int completions_field(struct serve_request *r, const char *key, json_object *v,
+			     void *ctx, struct rbln_error *err)
+{
+	int64_t x;
+	int rc;
+
+	(void)ctx;
+	if (!strcmp(key, "echo"))
+		return get_bool(v, key, &r->echo, err);
+	if (!strcmp(key, "logprobs")) {
+		rc = get_int(v, key, 0, RBLN_SAMPLING_MAX_LOGPROBS, &x, err);
+		r->opts.sp.logprobs = (int32_t)x;
+		return rc;
+	}
+	if (!strcmp(key, "suffix"))
+		return bad(err, "suffix", "is not supported");
+	return apply_param(r, key, v, err);
+}
+
 int serve_parse_completions(const char *body, size_t len, struct serve_request *r,
 			    struct rbln_error *err)
 {
-	json_object *o, *prompt = NULL;
+	json_object *o, *prompt;
 	int rc;
 
 	serve_request_init(r, SERVE_API_COMPLETIONS);
 	r->add_special_tokens = true;
-	rc = serve_request_body(body, len, false, &o, err);
-	if (rc)
-		return rc;
-	{
-		json_object_object_foreach(o, key, v) {
-			if (json_object_is_type(v, json_type_null))
-				continue;
-			if (!strcmp(key, "prompt")) {
-				prompt = v;
-				continue;
-			}
-			rc = common_field(r, key, v, err);
-			if (rc <= 0) {
-				if (rc)
-					break;
-				continue;
-			}
-			if (!strcmp(key, "echo")) {
-				rc = get_bool(v, key, &r->echo, err);
-			} else if (!strcmp(key, "logprobs")) {
-				int64_t x;
-
-				rc = get_int(v, key, 0, RBLN_SAMPLING_MAX_LOGPROBS, &x, err);
-				r->opts.sp.logprobs = (int32_t)x;
-			} else if (!strcmp(key, "suffix")) {
-				rc = bad(err, "suffix", "is not supported");
-			} else {
-				rc = apply_param(r, key, v, err);
-			}
-			if (rc)
-				break;
-		}
-	}
-	if (!rc && !prompt)
-		rc = bad(err, "prompt", "is required");
+	rc = walk_body(body, len, r, "prompt", &o, &prompt, completions_field, NULL, err);
 	if (!rc)
 		rc = read_prompt(r, prompt, err);
 	json_object_put(o);
@@ -350,85 +376,72 @@ static int read_messages(struct serve_request *r, json_object *v, struct rbln_er
 	return r->messages_json ? 0 : rbln_error_set(err, -ENOMEM, "out of memory");
 }
 
+/* What chat's logprobs fields said, checked together once all are read. */
+struct chat_logprobs {
+	bool logprobs;
+	bool have_top;
+	int64_t top;
+};
+
+static int chat_field(struct serve_request *r, const char *key, json_object *v, void *ctx,
+		      struct rbln_error *err)
+{
+	struct chat_logprobs *lp = ctx;
+	bool b;
+	int rc;
+
+	if (!strcmp(key, "logprobs"))
+		return get_bool(v, key, &lp->logprobs, err);
+	if (!strcmp(key, "top_logprobs")) {
+		lp->have_top = true;
+		return get_int(v, key, 0, RBLN_SAMPLING_MAX_LOGPROBS, &lp->top, err);
+	}
+	if (!strcmp(key, "add_generation_prompt"))
+		return get_bool(v, key, &r->add_generation_prompt, err);
+	if (!strcmp(key, "continue_final_message"))
+		return get_bool(v, key, &r->continue_final_message, err);
+	if (!strcmp(key, "chat_template_kwargs")) {
+		if (!json_object_is_type(v, json_type_object))
+			return bad(err, key, "must be an object");
+		r->chat_kwargs_json = strdup(json_object_to_json_string_ext(
+			v, JSON_C_TO_STRING_PLAIN));
+		return r->chat_kwargs_json ? 0 : rbln_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (!strcmp(key, "tools") || !strcmp(key, "tool_choice") ||
+	    !strcmp(key, "functions") || !strcmp(key, "function_call") ||
+	    !strcmp(key, "chat_template") || !strcmp(key, "documents"))
+		return bad(err, key, "is not supported");
+	if (!strcmp(key, "parallel_tool_calls"))
+		return json_object_is_type(v, json_type_boolean) ? 0
+			: bad(err, key, "must be true or false");
+	if (!strcmp(key, "echo")) {
+		rc = get_bool(v, key, &b, err);
+		return !rc && b ? bad(err, key, "is not supported for chat") : rc;
+	}
+	return apply_param(r, key, v, err);
+}
+
 int serve_parse_chat(const char *body, size_t len, struct serve_request *r,
 		     struct rbln_error *err)
 {
-	json_object *o, *messages = NULL;
-	bool logprobs = false, have_top = false;
-	int64_t top = 0;
+	struct chat_logprobs lp = { 0 };
+	json_object *o, *messages;
 	int rc;
 
 	serve_request_init(r, SERVE_API_CHAT);
 	r->add_generation_prompt = true;
-	rc = serve_request_body(body, len, false, &o, err);
-	if (rc)
-		return rc;
-	{
-		json_object_object_foreach(o, key, v) {
-			if (json_object_is_type(v, json_type_null))
-				continue;
-			if (!strcmp(key, "messages")) {
-				messages = v;
-				continue;
-			}
-			rc = common_field(r, key, v, err);
-			if (rc <= 0) {
-				if (rc)
-					break;
-				continue;
-			}
-			rc = 0;
-			if (!strcmp(key, "logprobs")) {
-				rc = get_bool(v, key, &logprobs, err);
-			} else if (!strcmp(key, "top_logprobs")) {
-				rc = get_int(v, key, 0, RBLN_SAMPLING_MAX_LOGPROBS, &top, err);
-				have_top = true;
-			} else if (!strcmp(key, "add_generation_prompt")) {
-				rc = get_bool(v, key, &r->add_generation_prompt, err);
-			} else if (!strcmp(key, "continue_final_message")) {
-				rc = get_bool(v, key, &r->continue_final_message, err);
-			} else if (!strcmp(key, "chat_template_kwargs")) {
-				if (!json_object_is_type(v, json_type_object)) {
-					rc = bad(err, key, "must be an object");
-				} else {
-					r->chat_kwargs_json = strdup(json_object_to_json_string_ext(
-						v, JSON_C_TO_STRING_PLAIN));
-					if (!r->chat_kwargs_json)
-						rc = rbln_error_set(err, -ENOMEM, "out of memory");
-				}
-			} else if (!strcmp(key, "tools") || !strcmp(key, "tool_choice") ||
-				   !strcmp(key, "functions") || !strcmp(key, "function_call") ||
-				   !strcmp(key, "chat_template") || !strcmp(key, "documents")) {
-				rc = bad(err, key, "is not supported");
-			} else if (!strcmp(key, "parallel_tool_calls")) {
-				rc = json_object_is_type(v, json_type_boolean) ? 0
-					: bad(err, key, "must be true or false");
-			} else if (!strcmp(key, "echo")) {
-				bool b;
-
-				rc = get_bool(v, key, &b, err);
-				if (!rc && b)
-					rc = bad(err, key, "is not supported for chat");
-			} else {
-				rc = apply_param(r, key, v, err);
-			}
-			if (rc)
-				break;
-		}
-	}
-	if (!rc && !messages)
-		rc = bad(err, "messages", "is required");
+	rc = walk_body(body, len, r, "messages", &o, &messages, chat_field, &lp, err);
 	if (!rc)
 		rc = read_messages(r, messages, err);
 	json_object_put(o);
-	if (!rc && have_top && !logprobs)
+	if (!rc && lp.have_top && !lp.logprobs)
 		rc = bad(err, "top_logprobs", "needs logprobs: true");
 	if (!rc && r->continue_final_message && r->add_generation_prompt)
 		rc = rbln_error_set(err, -EINVAL, "fields 'continue_final_message' and "
 				    "'add_generation_prompt' cannot both be true");
-	if (!rc && logprobs) {
+	if (!rc && lp.logprobs) {
 		r->chat_logprobs = true;
-		r->opts.sp.logprobs = (int32_t)top;
+		r->opts.sp.logprobs = (int32_t)lp.top;
 	}
 	if (!rc)
 		rc = finish_common(r, err);
