@@ -5,48 +5,25 @@
 #
 #   tests/engine/fuzz/run-fuzz.sh [SECONDS]
 #
-# Environment: RBLN_FUZZ_DIR (build and corpus directory, default a new
-# temporary directory), RBLN_MODELS_DIR (reference models, default
-# engine/models in the tree), CC (default clang).
+# Environment: as tests/fuzz/fuzzlib.sh says.
 set -eu
 
 seconds=${1:-120}
 here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../../.." && pwd)
-work=${RBLN_FUZZ_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/rbln-engine-fuzz.XXXXXX")}
-models=${RBLN_MODELS_DIR:-$src/engine/models}
-cc=${CC:-clang}
-export RBLN_MODELS_DIR="$models"
+fuzz_tag=engine
+. "$here/../../fuzz/fuzzlib.sh"
 
-case "$work" in
-"$src"/*) echo "run-fuzz.sh: RBLN_FUZZ_DIR must be outside the source tree" >&2; exit 2 ;;
-esac
-[ -d "$models/tiny-llama3" ] || { echo "run-fuzz.sh: no models at $models" >&2; exit 1; }
-mkdir -p "$work/obj"
-
-san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 cflags="-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra $san \
 	-I$src/engine/include -I$src/engine/src $(pkg-config --cflags json-c libpcre2-8 nettle)"
 libs="$(pkg-config --libs json-c libpcre2-8 nettle) -lm"
 
 echo "building in $work"
-objs=""
 # Only the model-loading front end: the fuzzers exercise its parsers, and the
 # runtime, compiler and server need libnpu and more.
-for f in $(find "$src/engine/src/util" "$src/engine/src/config" "$src/engine/src/weights" \
-		"$src/engine/src/tokenizer" "$src/engine/src/jinja" "$src/engine/src/chat" \
-		-name '*.c' | sort); do
-	o="$work/obj/$(echo "${f#$src/}" | tr / _).o"
-	$cc $cflags -fsanitize=fuzzer-no-link -c "$f" -o "$o"
-	objs="$objs $o"
-done
+fuzz_sources util config weights tokenizer jinja chat
+fuzz_targets safetensors tokenizer jinja
 
 seed() { printf '%b' "$2" > "$work/corpus-$1/$3"; }
-
-for t in safetensors tokenizer jinja; do
-	$cc $cflags -fsanitize=fuzzer "$here/fuzz_$t.c" $objs $libs -o "$work/fuzz_$t"
-	mkdir -p "$work/corpus-$t"
-done
 
 # Seeds: a valid safetensors file, texts in both tokenizer modes, tokenizer
 # pipelines that grow the text (mode 8), templates that reach the depth,
@@ -72,21 +49,4 @@ seed jinja '{{ range(100000)|unique|list|length }}{{ range(0, 922337203685477580
 seed jinja '{% for m in messages %}{{ loop.index }}{{ m.role|upper }}{{ m.content|trim|tojson }}{% endfor %}{% set ns = namespace(x=1) %}{{ ns.x }}' loop
 seed jinja '{%- if n is odd -%}\n  {{ [1, 2][1:] ~ (n // 2) }}\n{% else %}{{ raise_exception("no") }}{% endif %}' ifs
 
-summary=""
-for t in safetensors tokenizer jinja; do
-	echo "== fuzz_$t for ${seconds}s"
-	log="$work/fuzz_$t.log"
-	dict=""
-	[ -f "$here/$t.dict" ] && dict="-dict=$here/$t.dict"
-	(cd "$work" && ./fuzz_$t -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-		$dict -print_final_stats=1 "corpus-$t" > "$log" 2>&1) || {
-		tail -40 "$log"
-		echo "fuzz_$t FAILED; log and crash input in $work" >&2
-		exit 1
-	}
-	rate=$(grep -o 'exec/s: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-	runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
-	summary="$summary
-fuzz_$t: $runs runs in ${seconds}s, $rate exec/s"
-done
-echo "$summary"
+fuzz_run "safetensors tokenizer jinja" -timeout=10

@@ -7,59 +7,34 @@
 #
 #   tests/serve/fuzz/run-fuzz.sh [SECONDS]
 #
-# Environment: RBLN_FUZZ_DIR (build and corpus directory, default a new
-# temporary directory), RBLN_MODELS_DIR (reference models, default
-# engine/models in the tree), CC (default clang).
+# Environment: as tests/fuzz/fuzzlib.sh says.
 set -eu
 
 seconds=${1:-120}
 here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../../.." && pwd)
-work=${RBLN_FUZZ_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/rbln-serve-fuzz.XXXXXX")}
-models=${RBLN_MODELS_DIR:-$src/engine/models}
-cc=${CC:-clang}
-export RBLN_MODELS_DIR="$models"
+fuzz_tag=serve
+. "$here/../../fuzz/fuzzlib.sh"
 export SERVE_FIXTURES_DIR="$src/tests/serve/fixtures"
-
-case "$work" in
-"$src"/*) echo "run-fuzz.sh: RBLN_FUZZ_DIR must be outside the source tree" >&2; exit 2 ;;
-esac
-[ -d "$models/tiny-llama3" ] || { echo "run-fuzz.sh: no models at $models" >&2; exit 1; }
-mkdir -p "$work/obj"
 
 # The gRPC messages, generated as the build does (engine/meson.build).
 mkdir -p "$work/gen"
 protoc-c --c_out="$work/gen" --proto_path="$src/engine/src/serve/grpc/proto" \
 	grpc_service.proto model_config.proto
 
-san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 pkgs="json-c libpcre2-8 libmicrohttpd grpc libprotobuf-c nettle zlib"
 cflags="-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra $san \
 	-I$src/engine/include -I$src/engine/src -I$work/gen $(pkg-config --cflags $pkgs)"
 libs="$(pkg-config --libs $pkgs) -lpthread -lm"
 
 echo "building in $work"
-objs=""
 # The model-loading front end (engine_front_sources in engine/meson.build,
 # with the rbln_config.json reader and the sampling parameters) and the
 # serving layer; not the compiler or runtime, which need libnpu.
-for d in util config weights tokenizer jinja chat serve; do
-	for f in $(find "$src/engine/src/$d" -name '*.c' | sort); do
-		o="$work/obj/$(echo "${f#$src/}" | tr / _).o"
-		$cc $cflags -fsanitize=fuzzer-no-link -c "$f" -o "$o"
-		objs="$objs $o"
-	done
-done
+fuzz_sources util config weights tokenizer jinja chat serve
 for f in "$work"/gen/*.pb-c.c; do
-	o="$work/obj/gen_$(basename "$f").o"
-	$cc $cflags -fsanitize=fuzzer-no-link -c "$f" -o "$o"
-	objs="$objs $o"
+	fuzz_object "$f"
 done
-
-for t in pbtxt request http grpc; do
-	$cc $cflags -fsanitize=fuzzer "$here/fuzz_$t.c" $objs $libs -o "$work/fuzz_$t"
-	mkdir -p "$work/corpus-$t"
-done
+fuzz_targets pbtxt request http grpc
 
 # Seeds: every configuration of the fixtures; the tutorials' request bodies.
 i=0
@@ -147,21 +122,4 @@ inputs { name: "text_input" datatype: "BYTES" shape: 1 contents { bytes_contents
 inputs { name: "stream" datatype: "BOOL" shape: 1 contents { bool_contents: false } }
 inputs { name: "exclude_input_in_output" datatype: "BOOL" shape: 1 contents { bool_contents: true } }'
 
-summary=""
-for t in pbtxt request http grpc; do
-	echo "== fuzz_$t for ${seconds}s"
-	log="$work/fuzz_$t.log"
-	dict=""
-	[ -f "$here/$t.dict" ] && dict="-dict=$here/$t.dict"
-	(cd "$work" && ./fuzz_$t -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 \
-		-max_len=16384 -print_final_stats=1 $dict "corpus-$t" > "$log" 2>&1) || {
-		tail -40 "$log"
-		echo "fuzz_$t FAILED; log and crash input in $work" >&2
-		exit 1
-	}
-	rate=$(grep -o 'exec/s: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-	runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
-	summary="$summary
-fuzz_$t: $runs runs in ${seconds}s, $rate exec/s"
-done
-echo "$summary"
+fuzz_run "pbtxt request http grpc" -timeout=30 -max_len=16384
