@@ -141,6 +141,18 @@ static int rbln_model_exec_cmd(const struct rbln_model_cmd *cmd,
 	return rbln_model_exec_compute(cmd, bos, env);
 }
 
+/* rbln_model_exec_cmd(), reporting its time to the home's profile. */
+static int rbln_model_exec_timed(const struct rbln_model_cmd *cmd,
+				 const struct rbln_model_bo *bos,
+				 const struct rbln_model_env *env)
+{
+	u64 t0 = env->now_ns(env->priv);
+	int ret = rbln_model_exec_cmd(cmd, bos, env);
+
+	env->timed(env->priv, cmd->u.hdr.opcode, env->now_ns(env->priv) - t0);
+	return ret;
+}
+
 /**
  * rbln_model_execute() - run a validated stream
  * @stream: the stream rbln_model_validate() accepted
@@ -177,6 +189,8 @@ int rbln_model_execute(const void *stream, u64 size,
 			return -RBLN_EINVAL;
 		if (env->cancelled(env->priv))
 			ret = -RBLN_ECANCELED;
+		else if (env->timed)
+			ret = rbln_model_exec_timed(&cmd, bos, env);
 		else
 			ret = rbln_model_exec_cmd(&cmd, bos, env);
 		if (ret) {

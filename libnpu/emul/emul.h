@@ -82,6 +82,16 @@ struct emul_queue {
 };
 
 /**
+ * struct emul_op_time - one opcode's line of a device's profile
+ * @calls: commands run
+ * @ns: their time
+ */
+struct emul_op_time {
+	uint64_t calls;
+	uint64_t ns;
+};
+
+/**
  * struct emul_hw - one modelled device
  * @ctx: the backend context
  * @index: device index
@@ -103,6 +113,7 @@ struct emul_queue {
  * @split_busy: helpers inside @split_work
  * @engines: engine threads ([0] runs streams)
  * @num_engines: their count
+ * @profile: time per opcode, written by engine 0 only (RBLN_EMUL_PROFILE)
  */
 struct emul_hw {
 	struct emul_ctx *ctx;
@@ -123,6 +134,7 @@ struct emul_hw {
 	unsigned int split_busy;
 	pthread_t *engines;
 	unsigned int num_engines;
+	struct emul_op_time profile[RBLN_OP_COUNT];
 };
 
 /**
@@ -130,6 +142,7 @@ struct emul_hw {
  * @num_devices: modelled devices
  * @mem_size: capacity of each
  * @engines_per_device: engine threads of each
+ * @profile: RBLN_EMUL_PROFILE asked for each device's time per opcode
  * @spin_ns: how long a thread about to sleep for a fence or for work
  *	polls first (0 on a single core, where it would only delay the
  *	thread it waits for)
@@ -139,6 +152,7 @@ struct emul_ctx {
 	unsigned int num_devices;
 	uint64_t mem_size;
 	unsigned int engines_per_device;
+	bool profile;
 	int64_t spin_ns;
 	struct emul_hw *hw;
 };
@@ -392,5 +406,10 @@ void emul_job_free(struct emul_job *job);
 /* emul_env.c */
 /** The model's services for jobs of @hw. */
 void emul_env_init(struct emul_hw *hw, struct rbln_model_env *env);
+
+/* emul_profile.c: RBLN_EMUL_PROFILE. */
+bool emul_profile_wanted(void);
+void emul_profile_op(void *priv, u32 opcode, u64 ns);
+void emul_profile_report(struct emul_hw *hw);
 
 #endif /* NPU_EMUL_H */

@@ -213,6 +213,7 @@ int emul_context_init(npu_context *ctx, const struct npu_context_options *opts)
 		hw_init(e, &e->hw[i], i);
 	assign_numa_nodes(e);
 	e->spin_ns = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? EMUL_SPIN_NS : 0;
+	e->profile = emul_profile_wanted();
 	ctx->backend = e;
 	ctx->hw_count = e->num_devices;
 	return 0;

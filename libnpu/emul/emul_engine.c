@@ -177,6 +177,8 @@ int emul_engines_start(struct emul_hw *hw)
 void emul_engines_stop(struct emul_hw *hw)
 {
 	join_engines(hw, hw->num_engines);
+	if (hw->ctx->profile)
+		emul_profile_report(hw);
 }
 
 void emul_engines_kick(struct emul_hw *hw)

@@ -64,6 +64,7 @@ void emul_env_init(struct emul_hw *hw, struct rbln_model_env *env)
 		/* With one engine there is nobody to split with. */
 		.parallel = hw->num_engines > 1 ? env_parallel : NULL,
 		.engines = hw->num_engines,
+		.timed = hw->ctx->profile ? emul_profile_op : NULL,
 		.priv = hw,
 	};
 }

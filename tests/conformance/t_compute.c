@@ -11,8 +11,11 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conformance.h"
 
@@ -450,8 +453,95 @@ static void test_cpu_variant_env(void **state)
 	free(saved);
 }
 
+/*
+ * RBLN_EMUL_PROFILE=1: when an emulated device's last handle closes, its
+ * time per opcode goes to stderr, one line per opcode that ran, with the
+ * right call counts. Emulated backend only (rbln.ko has no such table).
+ */
+static void test_profile_env(void **state)
+{
+	const struct npu_context_options emul = {
+		.struct_size = sizeof(emul), .backend = NPU_BACKEND_EMUL,
+		.emul_devices = 1,
+	};
+	const uint32_t m = 2, k = 40, n = 24;
+	char path[] = "/tmp/rbln-profile.XXXXXX", line[256];
+	npu_context *ctx = NULL;
+	npu_device *dev = NULL;
+	npu_queue *q = NULL;
+	npu_stream *s = NULL;
+	npu_buffer *ba, *bw, *bc;
+	unsigned long fills = 0, matmuls = 0, calls;
+	bool header = false;
+	char name[32];
+	void *map;
+	FILE *f;
+	int fd, saved;
+
+	(void)state;
+	setenv("RBLN_EMUL_PROFILE", "1", 1);
+	assert_ok(npu_context_create(&emul, &ctx));
+	unsetenv("RBLN_EMUL_PROFILE");
+	assert_ok(npu_device_open(ctx, 0, &dev));
+	assert_ok(npu_queue_create(dev, NPU_PRIORITY_NORMAL, &q));
+	assert_ok(npu_stream_create(dev, &s));
+	ba = alloc_map(dev, m * k * 4, &map);
+	bw = alloc_map(dev, (uint64_t)n * k * 4, &map);
+	bc = alloc_map(dev, m * n * 4, &map);
+
+	struct npu_matmul mm = {
+		.dst = { bc, 0 }, .a = { ba, 0 }, .w = { bw, 0 }, .m = m,
+		.k = k, .n = n, .dtype = NPU_DTYPE_F32,
+		.layout = NPU_LAYOUT_ROWMAJOR,
+	};
+
+	npu_stream_fill(s, ba, 0, m * k * 4, 0x3f800000);
+	npu_stream_fill(s, bw, 0, (uint64_t)n * k * 4, 0x3f800000);
+	npu_stream_matmul(s, &mm);
+	npu_stream_matmul(s, &mm);
+	npu_stream_matmul(s, &mm);
+	conf_run(s, q);
+	npu_buffer_free(ba);
+	npu_buffer_free(bw);
+	npu_buffer_free(bc);
+	npu_stream_destroy(s);
+	npu_queue_destroy(q);
+
+	/* The table is printed as the device's engines stop. */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	npu_device_close(dev);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	npu_context_destroy(ctx);
+	f = fdopen(fd, "r");
+	assert_non_null(f);
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "rbln emulated device 0") &&
+		    strstr(line, "5 commands"))
+			header = true;
+		if (sscanf(line, " %31s %lu", name, &calls) != 2)
+			continue;
+		if (!strcmp(name, "FILL"))
+			fills = calls;
+		else if (!strcmp(name, "MATMUL"))
+			matmuls = calls;
+	}
+	fclose(f);
+	unlink(path);
+	assert_true(header);
+	assert_int_equal(fills, 2);
+	assert_int_equal(matmuls, 3);
+}
+
 const struct CMUnitTest conf_compute_tests[] = {
 	cmocka_unit_test(test_cpu_variant_env),
+	cmocka_unit_test(test_profile_env),
 	cmocka_unit_test_setup_teardown(test_matmul, fixture_setup,
 					fixture_teardown),
 	cmocka_unit_test_setup_teardown(test_layer_stream, fixture_setup,
