@@ -25,9 +25,9 @@
 /* Query rows x heads x head_dim per bracket: about 2 MFLOP at 256 tokens. */
 #define RBLN_MODEL_ATTN_BUDGET	2048U
 /*
- * Fewest multiply-adds (at most) worth waking another engine for: a piece
- * of a short decode context is a few microseconds of work, less than a
- * wake-up, so small commands run on few engines and long ones on all.
+ * Fewest multiply-adds worth waking another engine for: a short decode
+ * context is a few microseconds of work, less than a wake-up, so small
+ * commands run on few engines and long ones on all.
  */
 #define RBLN_MODEL_ATTN_PART_FMA	0x40000ULL
 
@@ -163,6 +163,59 @@ static int rbln_model_attn_merge_piece(struct rbln_model_par *par, u64 piece)
 }
 
 /**
+ * rbln_model_attn_work() - the multiply-adds of both phases, for the split
+ * @at: the command
+ * @part_fma: phase one, all sequences: query rows times the tokens they
+ *	see, per query head and head_dim, for keys and values
+ * @merge_fma: phase two: query rows times the partitions their contexts
+ *	use, per query head and head_dim
+ *
+ * The number of pieces says little about the work: pieces exist for every
+ * partition the block tables could hold, and in a short decode context
+ * nearly all of them are empty. Splitting by their count woke every engine
+ * for a few microseconds of work each. The descriptors are run-time data,
+ * read once here for the estimate only: a wrong one only misjudges the
+ * split (the pieces check what they use).
+ */
+static void rbln_model_attn_work(const struct rbln_model_attn *at,
+				 u64 *part_fma, u64 *merge_fma)
+{
+	const struct rbln_isa_attention *c = at->cmd;
+	u64 tokens = (u64)c->max_blocks * c->block_size;
+	u64 per = 2ULL * c->q_heads * c->head_dim;
+	u64 s, q, ctx, used;
+	s32 v;
+
+	*part_fma = 0;
+	*merge_fma = 0;
+	for (s = 0; s < at->nseqs; s++) {
+		v = rbln_os_read_once_s32(at->seqs + s * 16 + 4);
+		q = v > 0 ? (u64)v : 0;
+		v = rbln_os_read_once_s32(at->seqs + s * 16 + 8);
+		ctx = v > 0 ? (u64)v : 0;
+		if (q > at->rows)
+			q = at->rows;
+		if (ctx > tokens)
+			ctx = tokens;
+		used = (ctx + c->partition_len - 1) / c->partition_len;
+		/* Unsigned: a wrap on absurd shapes only misjudges the split. */
+		*part_fma += q * ctx * per;
+		*merge_fma += q * used * per;
+	}
+}
+
+/*
+ * Fewest pieces per engine for @pieces pieces of @fma multiply-adds in
+ * all: the engines the work is worth, as rbln_model_par_run() wants it.
+ */
+static u64 rbln_model_attn_min_pieces(u64 pieces, u64 fma)
+{
+	u64 engines = fma / RBLN_MODEL_ATTN_PART_FMA;
+
+	return engines > 1 ? pieces / engines : pieces;
+}
+
+/**
  * rbln_model_exec_attention() - RBLN_OP_ATTENTION
  * @c: the command, validated
  * @bos: the buffer list with mappings
@@ -197,7 +250,7 @@ int rbln_model_exec_attention(const struct rbln_isa_attention *c,
 	struct rbln_model_par par = {
 		.env = env, .ctx = &at, .fn = rbln_model_attn_piece,
 	};
-	u64 piece_fma;
+	u64 part_fma, merge_fma;
 	int ret;
 
 	if (!at.out || !at.q || !at.k_cache || !at.v_cache || !at.seqs ||
@@ -208,21 +261,15 @@ int rbln_model_exec_attention(const struct rbln_isa_attention *c,
 	if (__builtin_mul_overflow(at.nseqs, (u64)at.kv_groups * at.parts,
 				   &par.pieces))
 		return -RBLN_EIO;
-	/*
-	 * A piece's work is at most its partition: the sequence's query rows
-	 * (on average) times the group's heads, keys and values over
-	 * partition_len.
-	 */
-	piece_fma = 2ULL * at.kv_per_piece * at.group * c->head_dim *
-		    c->partition_len * ((at.rows + at.nseqs - 1) /
-					(at.nseqs ? at.nseqs : 1));
-	ret = rbln_model_par_run(&par, piece_fma ?
-				 RBLN_MODEL_ATTN_PART_FMA / piece_fma : 1);
+	rbln_model_attn_work(&at, &part_fma, &merge_fma);
+	ret = rbln_model_par_run(&par, rbln_model_attn_min_pieces(par.pieces,
+								  part_fma));
 	if (ret)
 		return ret;
 	par = (struct rbln_model_par){
 		.env = env, .ctx = &at, .fn = rbln_model_attn_merge_piece,
 		.pieces = at.nseqs,
 	};
-	return rbln_model_par_run(&par, 1);
+	return rbln_model_par_run(&par, rbln_model_attn_min_pieces(at.nseqs,
+								  merge_fma));
 }
