@@ -2,7 +2,8 @@
 /*
  * rbln_model_kern_mm.h - MATMUL kernels, compiled once per CPU variant
  * (included by rbln_model_kern_avx512.c, rbln_model_kern_avx2.c and
- * rbln_model_kern_base.c, which define the RBLN_K_* macros; see
+ * rbln_model_kern_base.c, which define the RBLN_K_* macros and
+ * rbln_k_i8_load(), the widening of RBLN_K_W int8 weights to float32; see
  * rbln_model_kern_math.h).
  *
  * Loops over rows and vectors of a tile carry "#pragma GCC unroll" (GCC
@@ -42,9 +43,6 @@
  */
 #define RBLN_K_BF16_HI	0xffff0000U
 
-/* RBLN_K_W int8 weights. */
-typedef s8 RBLN_K(vi8) __attribute__((vector_size(RBLN_K_W)));
-
 /**
  * rbln_k_panel_scales() - the 16 scales of a panel of int8 weights
  * @sc: the panel's 16 float32 scales (any alignment), NULL for other types
@@ -75,16 +73,13 @@ RBLN_K(panel_scales)(const u8 *sc, u32 dtype, RBLN_K_VF *sv)
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
 RBLN_K(panel_row)(const u8 *b, u32 dtype, const RBLN_K_VF *sv, RBLN_K_VF *v)
 {
-	RBLN_K(vi8) q;
 	u32 h;
 
 	if (dtype == RBLN_DTYPE_I8) {
 		/* f32(w) * scale: exact widening, then one rounding. */
 #pragma GCC unroll 16
-		for (h = 0; h < RBLN_K_NV; h++) {
-			memcpy(&q, b + h * RBLN_K_W, sizeof(q));
-			v[h] = __builtin_convertvector(q, RBLN_K_VF) * sv[h];
-		}
+		for (h = 0; h < RBLN_K_NV; h++)
+			v[h] = RBLN_K(i8_load)(b + h * RBLN_K_W) * sv[h];
 	} else if (dtype == RBLN_DTYPE_F32) {
 #pragma GCC unroll 16
 		for (h = 0; h < RBLN_K_NV; h++)
