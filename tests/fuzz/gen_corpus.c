@@ -212,7 +212,7 @@ static void compute_seeds(struct seed *s, const char *dir)
 	}
 	finish(s, dir, "rmsnorm");
 
-	/* MATMUL: packed bfloat16 3x5 . 20 cols, then row-major f32, +=. */
+	/* MATMUL: packed bfloat16 3x5 . 20 cols, then row-major f32, +=, then int8. */
 	sz[0] = 1024; ac[0] = RW;
 	sz[1] = 1024; ac[1] = RBLN_MODEL_READ;
 	begin(s, 0, 2, sz, ac);
@@ -231,32 +231,16 @@ static void compute_seeds(struct seed *s, const char *dir)
 		c.dtype = RBLN_DTYPE_F32;
 		c.layout = RBLN_LAYOUT_ROWMAJOR;
 		cmd(s, c);
-	}
-	finish(s, dir, "matmul");
-
-	/*
-	 * MATMUL of int8 weights: packed 3x5 . 20 cols with the 32 scales
-	 * after the panels, then row-major at an odd offset, +=.
-	 */
-	sz[0] = 1024; ac[0] = RW;
-	sz[1] = 1024; ac[1] = RBLN_MODEL_READ;
-	begin(s, 0, 2, sz, ac);
-	{
-		struct rbln_isa_matmul c = {
-			.hdr = { .opcode = RBLN_OP_MATMUL, .size = sizeof(c) },
-			.dst = OPND(0, 0, 3 * 20 * 4), .a = OPND(1, 0, 60),
-			.w = OPND(1, 64, 2 * 5 * 16 + 32 * 4),
-			.dtype = RBLN_DTYPE_I8,
-			.layout = RBLN_LAYOUT_PACKED16, .k = 5, .n = 20,
-		};
-
+		/* int8: packed with 32 scales after the panels, row-major at an odd offset. */
+		c.w = OPND(1, 64, 2 * 5 * 16 + 32 * 4);
+		c.dtype = RBLN_DTYPE_I8;
+		c.layout = RBLN_LAYOUT_PACKED16;
 		cmd(s, c);
-		c.hdr.flags = RBLN_MATMUL_ACCUMULATE;
 		c.w = OPND(1, 401, 20 * 5 + 32 * 4);
 		c.layout = RBLN_LAYOUT_ROWMAJOR;
 		cmd(s, c);
 	}
-	finish(s, dir, "matmul-int8");
+	finish(s, dir, "matmul");
 
 	/* MATMUL over 4 engines: 2 row blocks x 2 panel groups. */
 	sz[0] = 3200; ac[0] = RW | SCALE64;	/* 200 x 256 floats */
