@@ -343,8 +343,10 @@ RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype,
 
 #pragma GCC unroll 16
 	for (g = 0; g < RBLN_K_GP; g++)
-		RBLN_K(panel_scales)(sc + g * RBLN_ISA_PACK_COLS * 4, dtype,
-				     sv[g]);
+		/* No offset from the NULL of the float types. */
+		RBLN_K(panel_scales)(dtype == RBLN_DTYPE_I8 ?
+				     sc + g * RBLN_ISA_PACK_COLS * 4 : sc,
+				     dtype, sv[g]);
 #pragma GCC unroll 16
 	for (g = 0; g < RBLN_K_GP; g++)
 #pragma GCC unroll 16
