@@ -15,14 +15,30 @@
 /* libnpu.h's public enums carry the ISA's values, so they pass through. */
 _Static_assert((int)NPU_DTYPE_F32 == RBLN_DTYPE_F32 &&
 	       (int)NPU_DTYPE_F16 == RBLN_DTYPE_F16 &&
-	       (int)NPU_DTYPE_BF16 == RBLN_DTYPE_BF16, "dtype values");
+	       (int)NPU_DTYPE_BF16 == RBLN_DTYPE_BF16 &&
+	       (int)NPU_DTYPE_I8 == RBLN_DTYPE_I8, "dtype values");
 _Static_assert((int)NPU_LAYOUT_ROWMAJOR == RBLN_LAYOUT_ROWMAJOR &&
 	       (int)NPU_LAYOUT_PACKED16 == RBLN_LAYOUT_PACKED16,
 	       "layout values");
 
 static uint32_t dtype_size(enum npu_dtype dtype)
 {
+	if (dtype == NPU_DTYPE_I8)
+		return 1;
 	return dtype == NPU_DTYPE_F32 ? 4 : 2;
+}
+
+/* Columns of whole 16-column panels. */
+static uint64_t panel_cols(uint32_t n)
+{
+	return ((uint64_t)n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS *
+	       RBLN_ISA_PACK_COLS;
+}
+
+/* Bytes of the float32 scales after int8 weights, 0 for the float types. */
+static uint64_t scales_size(enum npu_dtype dtype, uint32_t n)
+{
+	return dtype == NPU_DTYPE_I8 ? panel_cols(n) * 4 : 0;
 }
 
 /* @a * @b * @c, false on overflow. */
@@ -116,10 +132,7 @@ void npu_stream_rmsnorm(npu_stream *s, const struct npu_rmsnorm *op)
 
 uint64_t npu_packed_weights_size(enum npu_dtype dtype, uint32_t n, uint32_t k)
 {
-	uint64_t cols = ((uint64_t)n + RBLN_ISA_PACK_COLS - 1) /
-			RBLN_ISA_PACK_COLS * RBLN_ISA_PACK_COLS;
-
-	return cols * k * dtype_size(dtype);
+	return panel_cols(n) * k * dtype_size(dtype) + scales_size(dtype, n);
 }
 
 void npu_stream_matmul(npu_stream *s, const struct npu_matmul *op)
@@ -133,7 +146,8 @@ void npu_stream_matmul(npu_stream *s, const struct npu_matmul *op)
 		return;
 	wsz = op->layout == NPU_LAYOUT_PACKED16 ?
 	      npu_packed_weights_size(op->dtype, op->n, op->k) :
-	      (uint64_t)op->n * op->k * dtype_size(op->dtype);
+	      (uint64_t)op->n * op->k * dtype_size(op->dtype) +
+	      scales_size(op->dtype, op->n);
 	ok = mul3(op->m, op->k, 4, &asz) && asz &&
 	     mul3(op->m, op->n, 4, &dsz) && dsz && wsz;
 	if (!ok)
@@ -344,9 +358,12 @@ int npu_pack_weights(void *dst, const void *src, enum npu_dtype dtype,
 	const uint8_t *in = src;
 	uint64_t row, kk;
 
-	if (!dst || !src || !n || !k || (unsigned int)dtype > NPU_DTYPE_BF16)
+	if (!dst || !src || !n || !k || (unsigned int)dtype > NPU_DTYPE_I8)
 		return npu_fail(-EINVAL, "npu_pack_weights: bad arguments");
 	memset(out, 0, npu_packed_weights_size(dtype, n, k));
+	/* int8: the scales follow the weights in both layouts. */
+	memcpy(out + panel_cols(n) * k * es, in + (uint64_t)n * k * es,
+	       scales_size(dtype, n));
 	for (row = 0; row < n; row++) {
 		j = (uint32_t)(row % RBLN_ISA_PACK_COLS);
 		/* bfloat16: each 32-bit word pairs columns j and j + 8. */

@@ -290,12 +290,16 @@ struct rbln_isa_add {
  * @RBLN_DTYPE_F32: IEEE-754 binary32
  * @RBLN_DTYPE_F16: IEEE-754 binary16
  * @RBLN_DTYPE_BF16: bfloat16 (the upper 16 bits of a binary32)
+ * @RBLN_DTYPE_I8: signed 8-bit integers with float32 scales per output
+ *	column (weight-only quantisation); valid only as the weights of
+ *	RBLN_OP_MATMUL (see &struct rbln_isa_matmul), an enum error elsewhere
  * @RBLN_DTYPE_COUNT: number of types
  */
 enum rbln_isa_dtype {
 	RBLN_DTYPE_F32 = 0,
 	RBLN_DTYPE_F16 = 1,
 	RBLN_DTYPE_BF16 = 2,
+	RBLN_DTYPE_I8 = 3,
 	RBLN_DTYPE_COUNT,
 };
 
@@ -398,6 +402,14 @@ enum rbln_isa_layout {
  * bfloat16, s(j) = 2j for j < 8 and 2(j - 8) + 1 for j >= 8: each 32-bit
  * word holds columns j and j + 8, which the device widens with one shift
  * and one mask. Size: P * k * 16 elements.
+ *
+ * RBLN_DTYPE_I8 (int8 weights, s(j) = j): the weights in either layout are
+ * followed directly, at byte offset n * k (row-major) or P * k * 16
+ * (packed), by P * 16 float32 scales, one per output column (those past
+ * @n are ignored; the offset needs no alignment). Column c's weight is the
+ * float32 product f32(w[c, kk]) * scale[c], rounded once, and the product
+ * uses it as it would a float32 weight. Size: the weights' bytes plus
+ * P * 64.
  *
  * @dst overlaps neither input.
  */
@@ -674,7 +686,7 @@ struct rbln_isa_topk {
  * @RBLN_ISA_ERR_LENGTH: operand size zero or sizes that must match differ
  * @RBLN_ISA_ERR_ACCESS: buffer-list flags forbid the access
  * @RBLN_ISA_ERR_ENUM: an enumerated field (sem op or cond, dtype, layout,
- *	rope scaling) out of range
+ *	rope scaling) out of range, or RBLN_DTYPE_I8 outside MATMUL's weights
  * @RBLN_ISA_ERR_TIMEOUT: SEM_WAIT timeout zero or above the maximum
  * @RBLN_ISA_ERR_OVERLAP: operands overlap in a way the opcode forbids
  * @RBLN_ISA_ERR_SHAPE: a shape field is zero or out of range, or an operand

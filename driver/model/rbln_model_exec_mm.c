@@ -105,6 +105,11 @@ int rbln_model_exec_matmul(const struct rbln_isa_matmul *c,
 
 	if (!job.mm.c || !job.mm.a || !job.mm.w)
 		return -RBLN_EIO;
+	/* Validation fixed the size: the scales are its last 16 * 4 * P. */
+	if (c->dtype == RBLN_DTYPE_I8)
+		job.mm.scales = job.mm.w + c->w.size -
+				((u64)c->n + RBLN_ISA_PACK_COLS - 1) /
+				RBLN_ISA_PACK_COLS * RBLN_ISA_PACK_COLS * 4;
 	if (job.mm.m <= RBLN_MODEL_MM_STREAM_ROWS)
 		job.mm.prefetch = rbln_model_prefetch_bytes(1);
 	job.panels = (c->n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;

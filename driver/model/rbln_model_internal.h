@@ -135,10 +135,12 @@ u32 rbln_model_check_compute(const struct rbln_model_cmd *cmd,
  * Inline: the kernels use it in address arithmetic, where a constant
  * dtype must fold into a constant stride.
  *
- * Return: 4 for float32, 2 for the 16-bit types.
+ * Return: 4 for float32, 2 for the 16-bit types, 1 for int8.
  */
 static inline u32 rbln_model_dtype_size(u32 dtype)
 {
+	if (dtype == RBLN_DTYPE_I8)
+		return 1;
 	return dtype == RBLN_DTYPE_F32 ? 4 : 2;
 }
 
@@ -193,6 +195,8 @@ int rbln_model_exec_add(u8 *dst, const u8 *a, const u8 *b, u64 n,
  * @dtype: type of @w
  * @layout: RBLN_LAYOUT_ROWMAJOR or RBLN_LAYOUT_PACKED16
  * @accumulate: start from @c's old values rather than from zero
+ * @scales: RBLN_DTYPE_I8: the float32 scales after the weights, 16 per
+ *	panel (any alignment); NULL for the float types
  * @prefetch: bytes ahead a tile of rows prefetches its panel of packed
  *	weights, 0 for none: set when so few rows share the weights that
  *	they stream from memory
@@ -207,6 +211,7 @@ struct rbln_model_mm {
 	u32 dtype;
 	u32 layout;
 	bool accumulate;
+	const u8 *scales;
 	u32 prefetch;
 };
 

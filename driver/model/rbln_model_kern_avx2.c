@@ -33,6 +33,20 @@ RBLN_K(madd)(RBLN_K_VF *acc, RBLN_K_VF x, RBLN_K_VF y)
 
 #define RBLN_K_MADD(acc, x, y)	RBLN_K(madd)(&(acc), (x), (y))
 
+/*
+ * 8 int8 weights to float32, exactly: vpmovsxbd then vcvtdq2ps (the
+ * generic __builtin_convertvector() from bytes converts lane by lane).
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(i8_load)(const u8 *p)
+{
+	char q __attribute__((vector_size(16))) = { 0 };
+
+	memcpy(&q, p, 8);
+	return __builtin_convertvector(__builtin_ia32_pmovsxbd256(q),
+				       RBLN_K_VF);
+}
+
 #include "rbln_model_kern_math.h"
 #include "rbln_model_kern_mm.h"
 #include "rbln_model_kern_nn.h"

@@ -44,6 +44,21 @@ RBLN_K(madd)(RBLN_K_VF *acc, RBLN_K_VF x, RBLN_K_VF y)
 
 #define RBLN_K_MADD(acc, x, y)	RBLN_K(madd)(&(acc), (x), (y))
 
+/*
+ * 16 int8 weights to float32, exactly: vpmovsxbd then vcvtdq2ps (the
+ * generic __builtin_convertvector() from bytes converts lane by lane).
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(i8_load)(const u8 *p)
+{
+	char q __attribute__((vector_size(16))) = { 0 };
+	RBLN_K_VI x, none = { 0 };
+
+	memcpy(&q, p, sizeof(q));
+	x = __builtin_ia32_pmovsxbd512_mask(q, none, (u16)~0U);
+	return __builtin_convertvector(x, RBLN_K_VF);
+}
+
 #include "rbln_model_kern_math.h"
 #include "rbln_model_kern_mm.h"
 

@@ -30,6 +30,24 @@ RBLN_K(madd)(RBLN_K_VF *acc, RBLN_K_VF x, RBLN_K_VF y)
 
 #define RBLN_K_MADD(acc, x, y)	RBLN_K(madd)(&(acc), (x), (y))
 
+/*
+ * 4 int8 weights to float32, exactly: each byte moved to the top of its
+ * 32-bit lane and shifted back arithmetically (SSE2 has no pmovsxbd),
+ * then converted as int32.
+ */
+static inline RBLN_OS_INLINE RBLN_K_VF
+RBLN_K(i8_load)(const u8 *p)
+{
+	s8 q __attribute__((vector_size(16))) = { 0 };
+	s8 z __attribute__((vector_size(16))) = { 0 };
+	RBLN_K_VI x;
+
+	memcpy(&q, p, 4);
+	x = (RBLN_K_VI)__builtin_shufflevector(z, q, 0, 0, 0, 16, 0, 0, 0, 17,
+					       0, 0, 0, 18, 0, 0, 0, 19);
+	return __builtin_convertvector(x >> 24, RBLN_K_VF);
+}
+
 #include "rbln_model_kern_math.h"
 #include "rbln_model_kern_mm.h"
 #include "rbln_model_kern_nn.h"

@@ -2,7 +2,8 @@
 /*
  * rbln_model_kern_mm.h - MATMUL kernels, compiled once per CPU variant
  * (included by rbln_model_kern_avx512.c, rbln_model_kern_avx2.c and
- * rbln_model_kern_base.c, which define the RBLN_K_* macros; see
+ * rbln_model_kern_base.c, which define the RBLN_K_* macros and
+ * rbln_k_i8_load(), the widening of RBLN_K_W int8 weights to float32; see
  * rbln_model_kern_math.h).
  *
  * Loops over rows and vectors of a tile carry "#pragma GCC unroll" (GCC
@@ -25,6 +26,12 @@
  * front to back with no gather. One activation row (M = 1) is a
  * bandwidth-bound GEMV: it runs RBLN_K_GP panels side by side, to keep
  * enough independent chains in flight to saturate memory.
+ *
+ * int8 weights (RBLN_DTYPE_I8) are widened to float32 and multiplied by
+ * their column's scale in the panel-row load (one rounding, the same in
+ * every variant), with the panel's 16 scales loaded once per tile or
+ * GEMV: the multiply-add chain over k is then that of float32 weights
+ * equal to the dequantised ones, and k blocks continue exactly as above.
  */
 
 #define RBLN_K_NV	(RBLN_ISA_PACK_COLS / RBLN_K_W)
@@ -37,17 +44,43 @@
 #define RBLN_K_BF16_HI	0xffff0000U
 
 /**
- * rbln_k_panel_row() - widen one 16-column row of a packed panel
- * @b: the 16 elements (any alignment)
- * @dtype: their type, a constant where this is inlined
- * @v: the 16 floats, as RBLN_K_NV vectors of consecutive columns
+ * rbln_k_panel_scales() - the 16 scales of a panel of int8 weights
+ * @sc: the panel's 16 float32 scales (any alignment), NULL for other types
+ * @dtype: the panel's type, a constant where this is inlined
+ * @sv: the scales as RBLN_K_NV vectors (zero for other types)
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
-RBLN_K(panel_row)(const u8 *b, u32 dtype, RBLN_K_VF *v)
+RBLN_K(panel_scales)(const u8 *sc, u32 dtype, RBLN_K_VF *sv)
 {
 	u32 h;
 
-	if (dtype == RBLN_DTYPE_F32) {
+#pragma GCC unroll 16
+	for (h = 0; h < RBLN_K_NV; h++) {
+		if (dtype == RBLN_DTYPE_I8)
+			memcpy(&sv[h], sc + h * sizeof(sv[h]), sizeof(sv[h]));
+		else
+			sv[h] = RBLN_K(zero)();
+	}
+}
+
+/**
+ * rbln_k_panel_row() - widen one 16-column row of a packed panel
+ * @b: the 16 elements (any alignment)
+ * @dtype: their type, a constant where this is inlined
+ * @sv: the panel's scales (rbln_k_panel_scales()), used for int8 only
+ * @v: the 16 floats, as RBLN_K_NV vectors of consecutive columns
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(panel_row)(const u8 *b, u32 dtype, const RBLN_K_VF *sv, RBLN_K_VF *v)
+{
+	u32 h;
+
+	if (dtype == RBLN_DTYPE_I8) {
+		/* f32(w) * scale: exact widening, then one rounding. */
+#pragma GCC unroll 16
+		for (h = 0; h < RBLN_K_NV; h++)
+			v[h] = RBLN_K(i8_load)(b + h * RBLN_K_W) * sv[h];
+	} else if (dtype == RBLN_DTYPE_F32) {
 #pragma GCC unroll 16
 		for (h = 0; h < RBLN_K_NV; h++)
 			memcpy(&v[h], b + h * sizeof(*v), sizeof(*v));
@@ -91,6 +124,7 @@ RBLN_K(panel_row)(const u8 *b, u32 dtype, RBLN_K_VF *v)
  * @lda: floats between activation rows
  * @b: the panel's row at the first k (16 elements per k)
  * @dtype: the panel's element type
+ * @sc: the panel's 16 scales for int8 weights, else NULL
  * @c: first output row at the panel's first column (16 valid columns)
  * @ldc: floats between output rows
  * @mr: rows, 1 to RBLN_K_MR (at most 12); a constant where this is inlined
@@ -99,15 +133,17 @@ RBLN_K(panel_row)(const u8 *b, u32 dtype, RBLN_K_VF *v)
  * @pf: bytes ahead to prefetch the panel, 0 for none
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
-RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
-	     u64 ldc, u32 mr, u32 kc, bool zero, u32 pf)
+RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u32 dtype, const u8 *sc,
+	     float *c, u64 ldc, u32 mr, u32 kc, bool zero, u32 pf)
 {
 	RBLN_K_VF acc[RBLN_K_MR][RBLN_K_NV];
 	RBLN_K_VF bv[RBLN_K_NV];
+	RBLN_K_VF sv[RBLN_K_NV];
 	RBLN_K_VF av;
 	u32 es = rbln_model_dtype_size(dtype);
 	u32 r, v, k;
 
+	RBLN_K(panel_scales)(sc, dtype, sv);
 #pragma GCC unroll 16
 	for (r = 0; r < mr; r++)
 #pragma GCC unroll 16
@@ -124,7 +160,7 @@ RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
 			__builtin_prefetch(b + (u64)k * RBLN_ISA_PACK_COLS * es +
 					   pf);
 		RBLN_K(panel_row)(b + (u64)k * RBLN_ISA_PACK_COLS * es, dtype,
-				  bv);
+				  sv, bv);
 #pragma GCC unroll 16
 		for (r = 0; r < mr; r++) {
 			av = RBLN_K_SPLAT(a[r * lda + k]);
@@ -143,18 +179,22 @@ RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
 
 /* rbln_k_tile() with the dtype a constant: one instance per type. */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
-RBLN_K(tile_dt)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
-		u64 ldc, u32 mr, u32 kc, bool zero, u32 pf)
+RBLN_K(tile_dt)(const float *a, u64 lda, const u8 *b, u32 dtype,
+		const u8 *sc, float *c, u64 ldc, u32 mr, u32 kc, bool zero,
+		u32 pf)
 {
 	if (dtype == RBLN_DTYPE_BF16)
-		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_BF16, c, ldc, mr, kc, zero,
-			     pf);
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_BF16, sc, c, ldc, mr, kc,
+			     zero, pf);
+	else if (dtype == RBLN_DTYPE_I8)
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_I8, sc, c, ldc, mr, kc,
+			     zero, pf);
 	else if (dtype == RBLN_DTYPE_F16)
-		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_F16, c, ldc, mr, kc, zero,
-			     pf);
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_F16, sc, c, ldc, mr, kc,
+			     zero, pf);
 	else
-		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_F32, c, ldc, mr, kc, zero,
-			     pf);
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_F32, sc, c, ldc, mr, kc,
+			     zero, pf);
 }
 
 /**
@@ -163,6 +203,7 @@ RBLN_K(tile_dt)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
  * @lda: as for rbln_k_tile()
  * @b: as for rbln_k_tile()
  * @dtype: as for rbln_k_tile()
+ * @sc: as for rbln_k_tile()
  * @c: as for rbln_k_tile()
  * @ldc: as for rbln_k_tile()
  * @mr: 1 to RBLN_K_MR
@@ -174,49 +215,62 @@ RBLN_K(tile_dt)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
  * vectors unroll fully and the accumulators stay in registers.
  */
 static RBLN_K_ATTR void
-RBLN_K(tile_any)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
-		 u64 ldc, u32 mr, u32 kc, bool zero, u32 pf)
+RBLN_K(tile_any)(const float *a, u64 lda, const u8 *b, u32 dtype,
+		 const u8 *sc, float *c, u64 ldc, u32 mr, u32 kc, bool zero,
+		 u32 pf)
 {
 	switch (mr) {
 	case 1:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 1, kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 1, kc,
+				zero, pf);
 		break;
 	case 2:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 2, kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 2, kc,
+				zero, pf);
 		break;
 #if RBLN_K_MR > 3
 	case 4:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 4, kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 4, kc,
+				zero, pf);
 		break;
 	case 5:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 5, kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 5, kc,
+				zero, pf);
 		break;
 	case 6:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 6, kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 6, kc,
+				zero, pf);
 		break;
 #endif
 #if RBLN_K_MR > 6
 	case 7:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 7, kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 7, kc,
+				zero, pf);
 		break;
 	case 8:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 8, kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 8, kc,
+				zero, pf);
 		break;
 	case 9:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 9, kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 9, kc,
+				zero, pf);
 		break;
 	case 10:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 10, kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 10, kc,
+				zero, pf);
 		break;
 	case 11:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 11, kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 11, kc,
+				zero, pf);
 		break;
 	case 12:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 12, kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 12, kc,
+				zero, pf);
 		break;
 #endif
 	default:
-		RBLN_K(tile_dt)(a, lda, b, dtype, c, ldc, 3, kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 3, kc,
+				zero, pf);
 		break;
 	}
 }
@@ -228,6 +282,7 @@ RBLN_K(tile_any)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
  * @lda: as for rbln_k_tile()
  * @b: as for rbln_k_tile()
  * @dtype: as for rbln_k_tile()
+ * @sc: as for rbln_k_tile()
  * @c: as for rbln_k_tile(), @cols valid columns
  * @ldc: as for rbln_k_tile()
  * @mr: 1 to RBLN_K_MR
@@ -237,8 +292,9 @@ RBLN_K(tile_any)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
  * @pf: as for rbln_k_tile()
  */
 static RBLN_K_ATTR void
-RBLN_K(tile_edge)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
-		  u64 ldc, u32 mr, u32 kc, bool zero, u32 cols, u32 pf)
+RBLN_K(tile_edge)(const float *a, u64 lda, const u8 *b, u32 dtype,
+		  const u8 *sc, float *c, u64 ldc, u32 mr, u32 kc, bool zero,
+		  u32 cols, u32 pf)
 {
 	float t[RBLN_K_MR][RBLN_ISA_PACK_COLS];
 	u32 r;
@@ -249,8 +305,8 @@ RBLN_K(tile_edge)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
 		if (!zero)
 			memcpy(t[r], c + r * ldc, cols * sizeof(float));
 	}
-	RBLN_K(tile_any)(a, lda, b, dtype, &t[0][0], RBLN_ISA_PACK_COLS, mr,
-			 kc, zero, pf);
+	RBLN_K(tile_any)(a, lda, b, dtype, sc, &t[0][0], RBLN_ISA_PACK_COLS,
+			 mr, kc, zero, pf);
 #pragma GCC unroll 16
 	for (r = 0; r < mr; r++)
 		memcpy(c + r * ldc, t[r], cols * sizeof(float));
@@ -262,6 +318,8 @@ RBLN_K(tile_edge)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
  * @b: the first panel's row at the first k
  * @pstride: bytes from one panel to the next
  * @dtype: the panels' element type, a constant where inlined
+ * @sc: the first panel's 16 scales for int8 weights (the next panels'
+ *	follow), else NULL
  * @c: the output row at the first panel's first column
  * @kc: k steps
  * @zero: start from zero instead of from @c
@@ -271,10 +329,11 @@ RBLN_K(tile_edge)(const float *a, u64 lda, const u8 *b, u32 dtype, float *c,
  * panels are separate sequential streams the prefetchers follow.
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
-RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype, float *c,
-	     u32 kc, bool zero)
+RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype,
+	     const u8 *sc, float *c, u32 kc, bool zero)
 {
 	RBLN_K_VF acc[RBLN_K_GP][RBLN_K_NV];
+	RBLN_K_VF sv[RBLN_K_GP][RBLN_K_NV];
 	RBLN_K_VF bv[RBLN_K_NV];
 	RBLN_K_VF av;
 	u32 es = rbln_model_dtype_size(dtype);
@@ -282,6 +341,12 @@ RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype, float *c,
 	u64 row = RBLN_ISA_PACK_COLS * es;
 	u32 g, v, k;
 
+#pragma GCC unroll 16
+	for (g = 0; g < RBLN_K_GP; g++)
+		/* No offset from the NULL of the float types. */
+		RBLN_K(panel_scales)(dtype == RBLN_DTYPE_I8 ?
+				     sc + g * RBLN_ISA_PACK_COLS * 4 : sc,
+				     dtype, sv[g]);
 #pragma GCC unroll 16
 	for (g = 0; g < RBLN_K_GP; g++)
 #pragma GCC unroll 16
@@ -303,7 +368,8 @@ RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype, float *c,
 						   pf);
 #pragma GCC unroll 16
 		for (g = 0; g < RBLN_K_GP; g++) {
-			RBLN_K(panel_row)(b + g * pstride + k * row, dtype, bv);
+			RBLN_K(panel_row)(b + g * pstride + k * row, dtype,
+					  sv[g], bv);
 #pragma GCC unroll 16
 			for (v = 0; v < RBLN_K_NV; v++)
 				RBLN_K_MADD(acc[g][v], av, bv[v]);
@@ -319,14 +385,24 @@ RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype, float *c,
 
 static RBLN_K_ATTR void
 RBLN_K(gemv_any)(const float *a, const u8 *b, u64 pstride, u32 dtype,
-		 float *c, u32 kc, bool zero)
+		 const u8 *sc, float *c, u32 kc, bool zero)
 {
 	if (dtype == RBLN_DTYPE_BF16)
-		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_BF16, c, kc, zero);
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_BF16, sc, c, kc, zero);
+	else if (dtype == RBLN_DTYPE_I8)
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_I8, sc, c, kc, zero);
 	else if (dtype == RBLN_DTYPE_F16)
-		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F16, c, kc, zero);
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F16, sc, c, kc, zero);
 	else
-		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F32, c, kc, zero);
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F32, sc, c, kc, zero);
+}
+
+/* The 16 scales of panel @p of int8 weights, NULL for the float types. */
+static inline const u8 *RBLN_K(scales_of)(const struct rbln_model_mm *mm,
+					  u32 p)
+{
+	return mm->scales ? mm->scales + (u64)p * RBLN_ISA_PACK_COLS * 4 :
+	       NULL;
 }
 
 /*
@@ -377,6 +453,7 @@ RBLN_K(mm_packed)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 		     p += RBLN_K_GP)
 			RBLN_K(gemv_any)(a + m * mm->k + k0, w + p * pstride,
 					 pstride, mm->dtype,
+					 RBLN_K(scales_of)(mm, p),
 					 c + m * mm->n + p * RBLN_ISA_PACK_COLS,
 					 kc, zero);
 		for (; p < p1; p++) {
@@ -384,12 +461,14 @@ RBLN_K(mm_packed)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 			if (cols >= RBLN_ISA_PACK_COLS)
 				RBLN_K(tile_any)(a + m * mm->k + k0, mm->k,
 						 w + p * pstride, mm->dtype,
+						 RBLN_K(scales_of)(mm, p),
 						 c + m * mm->n +
 						 p * RBLN_ISA_PACK_COLS,
 						 mm->n, mr, kc, zero, mm->prefetch);
 			else
 				RBLN_K(tile_edge)(a + m * mm->k + k0, mm->k,
 						  w + p * pstride, mm->dtype,
+						  RBLN_K(scales_of)(mm, p),
 						  c + m * mm->n +
 						  p * RBLN_ISA_PACK_COLS,
 						  mm->n, mr, kc, zero, cols,
@@ -469,12 +548,16 @@ RBLN_K(mm_rowmajor)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 				if (cols >= RBLN_ISA_PACK_COLS)
 					RBLN_K(tile_any)(a + m * mm->k + k,
 							 mm->k, t, mm->dtype,
+							 RBLN_K(scales_of)(mm,
+									   p),
 							 c + m * mm->n +
 							 p * RBLN_ISA_PACK_COLS,
 							 mm->n, mr, kb, zero, 0);
 				else
 					RBLN_K(tile_edge)(a + m * mm->k + k,
 							  mm->k, t, mm->dtype,
+							  RBLN_K(scales_of)(mm,
+									    p),
 							  c + m * mm->n +
 							  p * RBLN_ISA_PACK_COLS,
 							  mm->n, mr, kb, zero,

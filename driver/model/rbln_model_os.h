@@ -92,6 +92,7 @@ static inline bool rbln_os_cpu_has_amx(void)
  * The compiler's own names for the <stdint.h> types: the same types as
  * uint8_t..int64_t, spelled so that kernel style checks accept them.
  */
+typedef __INT8_TYPE__ s8;
 typedef __UINT8_TYPE__ u8;
 typedef __UINT16_TYPE__ u16;
 typedef __UINT32_TYPE__ u32;

@@ -25,7 +25,7 @@ static const char *const rbln_model_errors[RBLN_ISA_ERR_COUNT] = {
 	[RBLN_ISA_ERR_LENGTH] = "size is zero or sizes differ",
 	[RBLN_ISA_ERR_ACCESS] = "buffer-list flags forbid the access",
 	[RBLN_ISA_ERR_ENUM] =
-		"enumerated field (sem op or cond, dtype, layout, scaling) out of range",
+		"enumerated field (sem op or cond, dtype, layout, scaling) out of range, or int8 outside MATMUL's weights",
 	[RBLN_ISA_ERR_TIMEOUT] = "semaphore wait timeout zero or above 60 s",
 	[RBLN_ISA_ERR_OVERLAP] = "operands overlap",
 	[RBLN_ISA_ERR_SHAPE] =

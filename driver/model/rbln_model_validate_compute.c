@@ -44,10 +44,26 @@ static const struct rbln_model_operand_rule rbln_model_rule_h_w = {
 	.access = RBLN_MODEL_WRITE, .offset_align = 2, .size_align = 2,
 };
 
+/* int8 weights and their float32 scales, read bytewise (no alignment). */
+static const struct rbln_model_operand_rule rbln_model_rule_i8_r = {
+	.access = RBLN_MODEL_READ, .offset_align = 1, .size_align = 1,
+};
+
+/*
+ * True for the floating-point types, which every dtype field takes;
+ * RBLN_DTYPE_I8 is only MATMUL's weight type.
+ */
+static bool rbln_model_float_dtype(u32 dtype)
+{
+	return dtype < RBLN_DTYPE_COUNT && dtype != RBLN_DTYPE_I8;
+}
+
 /* The rule for a tensor of @dtype, read or written. */
 static const struct rbln_model_operand_rule *
 rbln_model_rule_dtype(u32 dtype, bool write)
 {
+	if (dtype == RBLN_DTYPE_I8)
+		return &rbln_model_rule_i8_r;
 	if (dtype == RBLN_DTYPE_F32)
 		return write ? &rbln_model_rule_f32_w : &rbln_model_rule_f32_r;
 	return write ? &rbln_model_rule_h_w : &rbln_model_rule_h_r;
@@ -177,7 +193,7 @@ static u32 rbln_model_check_embed(const struct rbln_isa_embed *c,
 
 	if (c->pad)
 		return RBLN_ISA_ERR_RESERVED;
-	if (c->dtype >= RBLN_DTYPE_COUNT)
+	if (!rbln_model_float_dtype(c->dtype))
 		return RBLN_ISA_ERR_ENUM;
 	if (!rbln_model_dim_ok(c->dim))
 		return RBLN_ISA_ERR_SHAPE;
@@ -208,7 +224,7 @@ static u32 rbln_model_check_rmsnorm(const struct rbln_isa_rmsnorm *c,
 
 	if (c->pad)
 		return RBLN_ISA_ERR_RESERVED;
-	if (c->dtype >= RBLN_DTYPE_COUNT)
+	if (!rbln_model_float_dtype(c->dtype))
 		return RBLN_ISA_ERR_ENUM;
 	/* eps >= +0.0: the bit patterns from +0 up to +inf exclusive. */
 	if (!rbln_model_f32_finite(c->eps) || (c->eps & RBLN_MODEL_F32_SIGN))
@@ -241,19 +257,27 @@ static u32 rbln_model_check_rmsnorm(const struct rbln_isa_rmsnorm *c,
  * @c: the command, its fields checked
  * @size: the size its @w must have
  *
+ * int8 weights are followed by one float32 scale per column of whole
+ * panels (rbln_isa.h), in either layout.
+ *
  * Return: true when the size fits 64 bits.
  */
 static bool rbln_model_matmul_wsize(const struct rbln_isa_matmul *c,
 				    u64 *size)
 {
+	u64 panel_cols = ((u64)c->n + RBLN_ISA_PACK_COLS - 1) /
+			 RBLN_ISA_PACK_COLS * RBLN_ISA_PACK_COLS;
 	u64 cols = c->n;
 	u64 x;
 
 	if (c->layout == RBLN_LAYOUT_PACKED16)
-		cols = (cols + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS *
-		       RBLN_ISA_PACK_COLS;
-	return rbln_model_mul(cols, c->k, &x) &&
-	       rbln_model_mul(x, rbln_model_dtype_size(c->dtype), size);
+		cols = panel_cols;
+	if (!rbln_model_mul(cols, c->k, &x) ||
+	    !rbln_model_mul(x, rbln_model_dtype_size(c->dtype), size))
+		return false;
+	if (c->dtype == RBLN_DTYPE_I8)
+		return !__builtin_add_overflow(*size, panel_cols * 4, size);
+	return true;
 }
 
 static u32 rbln_model_check_matmul(const struct rbln_isa_matmul *c,
@@ -421,7 +445,7 @@ static u32 rbln_model_check_kv_write(const struct rbln_isa_kv_write *c,
 	u64 blocks, tokens, bytes;
 	u32 reason;
 
-	if (c->dtype >= RBLN_DTYPE_COUNT)
+	if (!rbln_model_float_dtype(c->dtype))
 		return RBLN_ISA_ERR_ENUM;
 	if (!rbln_model_cache_shape_ok(c->block_size, c->kv_heads,
 				       c->head_dim) ||
@@ -545,7 +569,7 @@ static u32 rbln_model_check_attention(const struct rbln_isa_attention *c,
 
 	if (c->pad)
 		return RBLN_ISA_ERR_RESERVED;
-	if (c->dtype >= RBLN_DTYPE_COUNT)
+	if (!rbln_model_float_dtype(c->dtype))
 		return RBLN_ISA_ERR_ENUM;
 	if (!rbln_model_f32_positive(c->scale))
 		return RBLN_ISA_ERR_PARAM;

@@ -25,6 +25,17 @@
  */
 #define RBLN_COMPILE_PARTIAL_TAG ".rbln-partial-"
 
+/*
+ * Weight quantisation (--quantize, rbln_config.json "quantize"): w8a16
+ * stores every MATMUL's weights (attention, MLP, lm_head) as int8 with one
+ * float32 scale per output channel (absmax / 127, rounded to nearest);
+ * activations stay float32, the embedding table and norms in dtype.
+ */
+enum rbln_quantize {
+	RBLN_QUANT_NONE,
+	RBLN_QUANT_W8A16,
+};
+
 enum rbln_attn_impl {
 	RBLN_ATTN_EAGER,	/* one KV partition of max_seq_len; block = max_seq_len */
 	RBLN_ATTN_FLASH,	/* partitions of kvcache_partition_len; block = partition */
@@ -45,6 +56,7 @@ struct rbln_compiled_config {
 	uint32_t prefill_chunk_size;
 	enum rbln_dtype dtype;
 	enum rbln_dtype kv_cache_dtype;
+	enum rbln_quantize quantize;
 	bool dummy_weights;
 	uint64_t compile_id;			/* ties the files of one compile together */
 	struct rbln_llama_config model;		/* config.json as compiled */
@@ -71,5 +83,9 @@ int rbln_compiled_config_read(const char *dir, enum rbln_compiled_keys keys,
 			      struct rbln_compiled_config *cc, struct rbln_error *err);
 
 const char *rbln_attn_impl_name(enum rbln_attn_impl a);
+/* "none" or "w8a16", as rbln_config.json and --quantize spell them. */
+const char *rbln_quantize_name(enum rbln_quantize q);
+/* Parses that spelling; -EINVAL for anything else. */
+int rbln_quantize_parse(const char *s, enum rbln_quantize *q);
 
 #endif

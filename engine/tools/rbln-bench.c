@@ -9,6 +9,8 @@
  *     tokens per second over --decode-steps steps after their prefill.
  * The default models are tiny-llama3 (the reference checkpoint) and a
  * Llama-3.2-1B-shaped model with random bf16 weights (--dummy-weights).
+ * --quantize none,w8a16 measures each model both ways in the same run
+ * (rows "NAME w8a16": int8 weights, rbln-compile --quantize).
  *
  * A peer is compared only when it runs in the same run: with
  * --peer-llama-bench PATH --peer-model GGUF (and --peer-batched-bench PATH
@@ -33,7 +35,10 @@
 
 #define MAX_MODELS 8
 #define MAX_TPS 8
+#define MAX_QUANTS 2
 #define N_BATCHES 3
+/* Width of the first column: a model's name and its quantisation. */
+#define NAME_W 26
 
 static const uint32_t batches[N_BATCHES] = { 1, 4, 8 };
 
@@ -48,6 +53,8 @@ struct options {
 	size_t n_models;
 	uint32_t tps[MAX_TPS];
 	size_t n_tps;
+	enum rbln_quantize quants[MAX_QUANTS];
+	size_t n_quants;
 	uint32_t prompt_len;
 	uint32_t decode_steps;
 	uint32_t chunk;
@@ -107,6 +114,8 @@ static void usage(FILE *f)
 		"                          tiny-llama3 from RBLN_MODELS_DIR and the 1B shape)\n"
 		"  --dummy-model NAME=DIR  a config.json directory, random weights\n"
 		"  --tp LIST               tensor-parallel degrees (default 1,8)\n"
+		"  --quantize LIST         none and/or w8a16 (int8 weights), each model\n"
+		"                          measured each way (default none)\n"
 		"  --prompt-len N          prefill prompt length (default 512)\n"
 		"  --decode-steps N        measured decode steps per batch (default 32)\n"
 		"  --prefill-chunk-size N  compile with this chunk (default 128)\n"
@@ -136,12 +145,39 @@ static int add_model(struct options *o, const char *arg, bool dummy)
 	return 0;
 }
 
+/* "none,w8a16": each spelling once. */
+static int parse_quants(const char *arg, struct options *o)
+{
+	char *list = strdup(arg), *save = NULL, *tok;
+	enum rbln_quantize q;
+	size_t i;
+	int rc = list ? 0 : -ENOMEM;
+
+	o->n_quants = 0;
+	for (tok = list ? strtok_r(list, ",", &save) : NULL; tok && !rc;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (rbln_quantize_parse(tok, &q)) {
+			rc = -EINVAL;
+			break;
+		}
+		for (i = 0; i < o->n_quants && o->quants[i] != q; i++)
+			;
+		if (i < o->n_quants || o->n_quants == MAX_QUANTS)
+			rc = -EINVAL;
+		else
+			o->quants[o->n_quants++] = q;
+	}
+	free(list);
+	return rc || !o->n_quants ? -EINVAL : 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
 		{ "model", required_argument, NULL, 'm' },
 		{ "dummy-model", required_argument, NULL, 'd' },
 		{ "tp", required_argument, NULL, 't' },
+		{ "quantize", required_argument, NULL, 'q' },
 		{ "prompt-len", required_argument, NULL, 'p' },
 		{ "decode-steps", required_argument, NULL, 's' },
 		{ "prefill-chunk-size", required_argument, NULL, 'c' },
@@ -179,6 +215,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 			memcpy(o->tps, tmp.decoder_batch_sizes, sizeof(o->tps));
 			o->n_tps = tmp.n_decoder_batch_sizes < MAX_TPS ? tmp.n_decoder_batch_sizes :
 				   MAX_TPS;
+			break;
+		case 'q':
+			if (parse_quants(optarg, o)) {
+				fprintf(stderr, "rbln-bench: --quantize '%s': a list of none and "
+					"w8a16, each once\n", optarg);
+				return 2;
+			}
 			break;
 		case 'p':
 		case 's':
@@ -360,14 +403,15 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 }
 
 static int bench_one(const struct options *o, const struct bench_model *m, uint32_t tp,
-		     struct row *row, struct rbln_error *err)
+		     enum rbln_quantize q, struct row *row, struct rbln_error *err)
 {
 	struct rbln_compile_options co = {
 		.tensor_parallel_size = tp, .batch_size = 8,
 		.decoder_batch_sizes = { 8, 4, 1 }, .n_decoder_batch_sizes = 3,
 		.max_seq_len = 1024, .prefill_chunk_size = o->chunk,
-		.dummy_weights = m->dummy,
+		.dummy_weights = m->dummy, .quantize = q,
 	};
+	const char *qs = q == RBLN_QUANT_NONE ? "" : "-w8a16";
 	struct rbln_runtime *e = NULL;
 	char *dir = NULL, *cfg = NULL;
 	bool temporary = !o->work_dir;
@@ -378,7 +422,8 @@ static int bench_one(const struct options *o, const struct bench_model *m, uint3
 		co.max_seq_len = (o->prompt_len + o->decode_steps + 8 + 63) / 64 * 64;
 	if (o->work_dir) {
 		mkdir(o->work_dir, 0755);
-		if (asprintf(&dir, "%s/%s-tp%u-chunk%u", o->work_dir, m->name, tp, o->chunk) < 0)
+		if (asprintf(&dir, "%s/%s-tp%u-chunk%u%s", o->work_dir, m->name, tp, o->chunk,
+			     qs) < 0)
 			return rbln_error_set(err, -ENOMEM, "out of memory");
 	} else {
 		const char *tmp = getenv("TMPDIR");
@@ -395,7 +440,8 @@ static int bench_one(const struct options *o, const struct bench_model *m, uint3
 		cfg = NULL;
 	rc = 0;
 	if (!cfg || access(cfg, F_OK)) {
-		fprintf(stderr, "rbln-bench: compiling %s at TP %u into %s\n", m->name, tp, dir);
+		fprintf(stderr, "rbln-bench: compiling %s at TP %u%s into %s\n", m->name, tp,
+			q == RBLN_QUANT_NONE ? "" : ", --quantize w8a16", dir);
 		rc = rbln_compile(m->dir, dir, &co, err);
 	}
 	if (!rc) {
@@ -489,7 +535,7 @@ static void print_peer(struct options *o, const struct row *vs, const uint32_t *
 	printf("\npeer, same run: llama.cpp (%s, %s, %u threads), model %s\n",
 	       o->peer.llama_bench, o->peer.batched_bench ? o->peer.batched_bench :
 	       "no batched-bench", o->peer.threads, o->peer.gguf);
-	printf("%-20s %3s %14.1f", "llama.cpp", "", pr.prefill);
+	printf("%-*s %3s %14.1f", NAME_W, "llama.cpp", "", pr.prefill);
 	for (b = 0; b < N_BATCHES; b++)
 		if (pr.decode[b] > 0)
 			printf(" %12.1f", pr.decode[b]);
@@ -497,7 +543,7 @@ static void print_peer(struct options *o, const struct row *vs, const uint32_t *
 			printf(" %12s", "-");
 	printf("\n");
 	for (i = 0; i < n; i++) {
-		printf("%-20s %3u %13.2fx", "ours / llama.cpp", tps[i],
+		printf("%-*s %3u %13.2fx", NAME_W, "ours / llama.cpp", tps[i],
 		       vs[i].prefill / pr.prefill);
 		for (b = 0; b < N_BATCHES; b++)
 			if (pr.decode[b] > 0)
@@ -533,6 +579,10 @@ int main(int argc, char **argv)
 		o.models[1] = (struct bench_model){ "llama-3.2-1b-shape", RBLN_BENCH_1B_DIR, true };
 		o.n_models = 2;
 	}
+	if (!o.n_quants) {
+		o.quants[0] = RBLN_QUANT_NONE;
+		o.n_quants = 1;
+	}
 	if (!o.n_tps) {
 		o.tps[0] = 1;
 		o.tps[1] = 8;
@@ -542,27 +592,34 @@ int main(int argc, char **argv)
 	printf("prefill: one %u-token prompt (chunks of %u); decode: B sequences of 64-token "
 	       "prompts, %u steps; best of %u\n\n", o.prompt_len, o.chunk, o.decode_steps,
 	       o.repeat);
-	printf("%-20s %3s %14s %12s %12s %12s %8s %8s\n", "model", "TP", "prefill tok/s",
+	printf("%-*s %3s %14s %12s %12s %12s %8s %8s\n", NAME_W, "model", "TP", "prefill tok/s",
 	       "decode B=1", "decode B=4", "decode B=8", "load s", "others");
 	fflush(stdout);
 	for (m = 0; m < o.n_models; m++) {
-		for (t = 0; t < o.n_tps; t++) {
+		for (t = 0; t < o.n_tps * o.n_quants; t++) {
+			enum rbln_quantize q = o.quants[t % o.n_quants];
+			uint32_t tp = o.tps[t / o.n_quants];
 			struct row row = { 0 };
+			char name[128];
 
-			rc = bench_one(&o, &o.models[m], o.tps[t], &row, &err);
+			snprintf(name, sizeof(name), "%s%s", o.models[m].name,
+				 q == RBLN_QUANT_NONE ? "" : " w8a16");
+			rc = bench_one(&o, &o.models[m], tp, q, &row, &err);
 			if (rc) {
-				printf("%-20s %3u  error: %s\n", o.models[m].name, o.tps[t], err.msg);
+				printf("%-*s %3u  error: %s\n", NAME_W, name, tp, err.msg);
 				continue;
 			}
-			printf("%-20s %3u %14.1f", o.models[m].name, o.tps[t], row.prefill);
+			printf("%-*s %3u %14.1f", NAME_W, name, tp, row.prefill);
 			for (b = 0; b < N_BATCHES; b++)
 				printf(" %12.1f", row.decode[b]);
 			printf(" %8.1f %7.0f%%\n", row.load_s, 100 * row.others);
 			fflush(stdout);
+			/* The peer runs the float weights: compared with ours alone. */
 			if (!strcmp(o.models[m].name, o.peer_vs ? o.peer_vs :
-				    "llama-3.2-1b-shape") && n_vs < MAX_TPS) {
+				    "llama-3.2-1b-shape") && q == RBLN_QUANT_NONE &&
+			    n_vs < MAX_TPS) {
 				vs_rows[n_vs] = row;
-				vs_tps[n_vs++] = o.tps[t];
+				vs_tps[n_vs++] = tp;
 			}
 		}
 	}

@@ -94,7 +94,8 @@ int main(int argc, char **argv)
 		       cc.kvcache_partition_len, cc.kvcache_block_size, cc.kvcache_num_blocks);
 		for (size_t i = 0; i < cc.n_decoder_batch_sizes; i++)
 			printf("%s%u", i ? "," : " ", cc.decoder_batch_sizes[i]);
-		printf(", prefill_chunk_size %u\n", cc.prefill_chunk_size);
+		printf(", prefill_chunk_size %u, quantize %s\n", cc.prefill_chunk_size,
+		       rbln_quantize_name(cc.quantize));
 	}
 	return 0;
 }

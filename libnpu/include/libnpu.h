@@ -360,6 +360,13 @@ enum npu_dtype {
 	NPU_DTYPE_F32 = 0,
 	NPU_DTYPE_F16 = 1,
 	NPU_DTYPE_BF16 = 2,
+	/*
+	 * int8 with one float32 scale per output column: MATMUL weights
+	 * only. The weights (either layout) are followed by the scales of
+	 * whole 16-column panels, ceil(n / 16) * 16 floats (see
+	 * Documentation/isa-compute.md); each weight is f32(q) * scale.
+	 */
+	NPU_DTYPE_I8 = 3,
 };
 
 enum npu_layout {
@@ -515,14 +522,20 @@ void npu_stream_topk(npu_stream *s, const struct npu_topk *op);
  */
 uint64_t npu_attention_work_size(const struct npu_attention *op);
 
-/** Bytes of @n x @k weights of @dtype in NPU_LAYOUT_PACKED16. */
+/**
+ * Bytes of @n x @k weights of @dtype in NPU_LAYOUT_PACKED16 (for
+ * NPU_DTYPE_I8 with the scales that follow them).
+ */
 uint64_t npu_packed_weights_size(enum npu_dtype dtype, uint32_t n,
 				 uint32_t k);
 
 /**
  * Repack row-major [n, k] weights of @dtype (as a checkpoint stores them)
  * into NPU_LAYOUT_PACKED16 at @dst (npu_packed_weights_size() bytes,
- * padding zeroed). Host memory to host memory; -EINVAL on bad arguments.
+ * padding zeroed). NPU_DTYPE_I8: @src is the row-major operand, the n * k
+ * int8 weights followed by ceil(n / 16) * 16 float32 scales, which are
+ * copied after the packed weights. Host memory to host memory; -EINVAL on
+ * bad arguments.
  */
 int npu_pack_weights(void *dst, const void *src, enum npu_dtype dtype,
 		     uint32_t n, uint32_t k);

@@ -49,9 +49,10 @@ struct kb_result {
 	double bf16_limit;
 };
 
-/* MATMUL of @m rows times bfloat16 [n, k] packed weights on @dev. */
+/* MATMUL of @m rows times [n, k] packed weights of @dtype on @dev. */
 void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
-	       double bw, double peak, struct kb_result *out);
+	       enum npu_dtype dtype, double bw, double peak,
+	       struct kb_result *out);
 /* Decode ATTENTION: @batch sequences of @ctx tokens (bfloat16 cache). */
 void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
 		  uint32_t q_heads, uint32_t kv_heads, uint32_t head_dim,

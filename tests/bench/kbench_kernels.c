@@ -100,10 +100,30 @@ static double time_stream(npu_stream *s, npu_queue *q, int reps)
 	return best;
 }
 
-void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
-	       double bw, double peak, struct kb_result *out)
+/*
+ * Packed weights of @dtype (bfloat16 or int8), @bytes of them: int8 ones
+ * are random bytes followed by their scales (the last 16 * 4 * panels).
+ */
+static void fill_weights(void *p, uint64_t bytes, enum npu_dtype dtype,
+			 uint32_t n)
 {
-	uint64_t wbytes = npu_packed_weights_size(NPU_DTYPE_BF16, n, k);
+	uint64_t scales = ((uint64_t)n + 15) / 16 * 16;
+	uint8_t *b = p;
+
+	if (dtype == NPU_DTYPE_BF16) {
+		fill_bf16(p, bytes / 2);
+		return;
+	}
+	for (uint64_t i = 0; i < bytes - scales * 4; i++)
+		b[i] = (uint8_t)rnd();
+	fill_f32((float *)(b + bytes - scales * 4), scales);
+}
+
+void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
+	       enum npu_dtype dtype, double bw, double peak,
+	       struct kb_result *out)
+{
+	uint64_t wbytes = npu_packed_weights_size(dtype, n, k);
 	uint64_t llc = llc_bytes();
 	unsigned int copies = 1, i;
 	npu_buffer *w[16], *a, *c;
@@ -118,7 +138,7 @@ void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 			copies++;
 	for (i = 0; i < copies; i++) {
 		w[i] = alloc_map(dev, wbytes, &p);
-		fill_bf16(p, wbytes / 2);
+		fill_weights(p, wbytes, dtype, n);
 	}
 	a = alloc_map(dev, (uint64_t)m * k * 4, &p);
 	fill_f32(p, (uint64_t)m * k);
@@ -128,11 +148,13 @@ void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 	for (i = 0; i < copies; i++)
 		npu_stream_matmul(s, &(struct npu_matmul){
 			.dst = { c, 0 }, .a = { a, 0 }, .w = { w[i], 0 },
-			.m = m, .k = k, .n = n, .dtype = NPU_DTYPE_BF16,
+			.m = m, .k = k, .n = n, .dtype = dtype,
 			.layout = NPU_LAYOUT_PACKED16 });
 	t = time_stream(s, q, 8) / copies;
 	snprintf(out->name, sizeof(out->name),
-		 "MATMUL M=%u K=%u N=%u bf16 packed", m, k, n);
+		 "MATMUL M=%u K=%u N=%u %s packed", m, k, n,
+		 dtype == NPU_DTYPE_I8 ? "int8" : "bf16");
+	/* int8: the bytes read are the int8 weights and their scales. */
 	if (m == 1) {
 		out->value = (double)wbytes / t / 1e9;
 		out->unit = "GB/s";

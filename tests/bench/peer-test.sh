@@ -63,4 +63,19 @@ rc=0
 err=$("$bench" --peer-llama-bench "$t/none" --peer-model "$t/m.gguf" 2>&1) || rc=$?
 [ $rc = 2 ] && grep -q -- "--peer-llama-bench $t/none: No such file" <<<"$err" ||
 	fail "missing peer program: $rc $err"
-echo "PASS: rbln-bench runs its peer in the same run"
+# --quantize: each model measured each way in the same run, the peer
+# compared with the float weights' row only.
+out=$("$bench" "${common[@]}" --quantize none,w8a16 --peer-llama-bench "$t/llama-bench" \
+	--peer-model "$t/m.gguf" --peer-vs tiny 2>/dev/null) || fail "rbln-bench --quantize: exit $?"
+printf '%s\n' "$out"
+grep -Eq '^tiny +1 +[0-9.]+ +[0-9.]+ ' <<<"$out" || fail "float row with --quantize"
+grep -Eq '^tiny w8a16 +1 +[0-9.]+ +[0-9.]+ ' <<<"$out" || fail "w8a16 row"
+[ "$(grep -c '^ours / llama\.cpp' <<<"$out")" = 1 ] || fail "w8a16 row compared with the peer"
+grep -q '"quantize": "w8a16"' "$t/w/tiny-tp1-chunk128-w8a16/rbln_config.json" ||
+	fail "w8a16 row not compiled with --quantize w8a16"
+for bad in int8 none,none ""; do
+	rc=0
+	err=$("$bench" --quantize "$bad" 2>&1) || rc=$?
+	[ $rc = 2 ] && grep -q -- "--quantize '$bad'" <<<"$err" || fail "--quantize '$bad': $rc $err"
+done
+echo "PASS: rbln-bench runs its peer in the same run, and --quantize"

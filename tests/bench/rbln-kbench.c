@@ -180,7 +180,12 @@ int main(int argc, char **argv)
 	for (int m = 0; m < 3; m++)
 		for (int s = 0; s < 2; s++)
 			kb_matmul(dev[0], rows[m], shapes[s][0],
-				  shapes[s][1], l.bw[lim], l.fma[lim], &r[nr++]);
+				  shapes[s][1], NPU_DTYPE_BF16, l.bw[lim],
+				  l.fma[lim], &r[nr++]);
+	/* Weight-only int8 (w8a16) decode: half the bytes of bfloat16. */
+	for (int s = 0; s < 2; s++)
+		kb_matmul(dev[0], 1, shapes[s][0], shapes[s][1], NPU_DTYPE_I8,
+			  l.bw[lim], l.fma[lim], &r[nr++]);
 	kb_attention(dev[0], 8, 4096, 32, 8, 64, 512, l.bw[lim], &r[nr++]);
 	close_ctx(ctx, dev, 1);
 

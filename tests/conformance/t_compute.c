@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The compute commands of ISA 1.1 through libnpu's builders: MATMUL in
- * both layouts (weights packed with npu_pack_weights()) against float64;
+ * both layouts (weights packed with npu_pack_weights()), bfloat16 and
+ * int8 with its scales, against float64;
  * one transformer layer's worth of commands chained in a single stream
  * (EMBED, RMSNORM, MATMUL, ROPE, KV_WRITE, ATTENTION, SWIGLU, ARGMAX,
  * TOPK), each result checked against a float64 reference computed from
@@ -136,6 +137,65 @@ static void test_matmul(void **state)
 	npu_buffer_free(bw);
 	npu_buffer_free(bwp);
 	npu_buffer_free(bwf);
+}
+
+/*
+ * int8 weights (w8a16): the row-major operand (int8, then a scale per
+ * column of whole panels) and its npu_pack_weights() form give the same
+ * bits, within the float64 bound of the dequantised weights f32(q) * scale.
+ */
+static void test_matmul_i8(void **state)
+{
+	struct fixture *fx = *state;
+	const uint32_t m = 3, k = 37, n = 21, cols = 32;
+	npu_device *dev = fx->dev[fx->count - 1];
+	npu_stream *s = fx->stream[fx->count - 1];
+	uint64_t rm_size = (uint64_t)n * k + cols * 4;
+	uint64_t pk_size = npu_packed_weights_size(NPU_DTYPE_I8, n, k);
+	float a[3 * 37], w[21 * 37], scale[32] = { 0 };
+	int8_t q[21 * 37];
+	uint8_t *prm, *ppk;
+	float *pa, *pc, *pc2;
+	npu_buffer *ba, *bc, *bc2, *brm, *bpk;
+
+	assert_int_equal(pk_size, (uint64_t)cols * k + cols * 4);
+	for (uint32_t i = 0; i < m * k; i++)
+		a[i] = frand();
+	for (uint32_t j = 0; j < n; j++)
+		scale[j] = (1.0f + frand()) / 127.0f;
+	for (uint32_t i = 0; i < n * k; i++) {
+		q[i] = (int8_t)((int)(conf_rand() % 255) - 127);
+		w[i] = (float)q[i] * scale[i / k];
+	}
+	ba = alloc_map(dev, sizeof(a), (void **)&pa);
+	bc = alloc_map(dev, (uint64_t)m * n * 4, (void **)&pc);
+	bc2 = alloc_map(dev, (uint64_t)m * n * 4, (void **)&pc2);
+	brm = alloc_map(dev, rm_size, (void **)&prm);
+	bpk = alloc_map(dev, pk_size, (void **)&ppk);
+	memcpy(pa, a, sizeof(a));
+	memcpy(prm, q, sizeof(q));
+	memcpy(prm + sizeof(q), scale, sizeof(scale));
+	assert_ok(npu_pack_weights(ppk, prm, NPU_DTYPE_I8, n, k));
+
+	struct npu_matmul mm = {
+		.dst = { bc, 0 }, .a = { ba, 0 }, .w = { bpk, 0 }, .m = m,
+		.k = k, .n = n, .dtype = NPU_DTYPE_I8,
+		.layout = NPU_LAYOUT_PACKED16,
+	};
+
+	npu_stream_matmul(s, &mm);
+	mm.dst.buf = bc2;
+	mm.w.buf = brm;
+	mm.layout = NPU_LAYOUT_ROWMAJOR;
+	npu_stream_matmul(s, &mm);
+	conf_run(s, fx->queue[fx->count - 1]);
+	check_matmul(pc, a, w, NULL, m, k, n);
+	assert_memory_equal(pc, pc2, (size_t)m * n * 4);
+	npu_buffer_free(ba);
+	npu_buffer_free(bc);
+	npu_buffer_free(bc2);
+	npu_buffer_free(brm);
+	npu_buffer_free(bpk);
 }
 
 /* The tiny layer's dimensions. */
@@ -542,6 +602,8 @@ static void test_profile_env(void **state)
 const struct CMUnitTest conf_compute_tests[] = {
 	cmocka_unit_test(test_cpu_variant_env),
 	cmocka_unit_test(test_profile_env),
+	cmocka_unit_test_setup_teardown(test_matmul_i8, fixture_setup,
+					fixture_teardown),
 	cmocka_unit_test_setup_teardown(test_matmul, fixture_setup,
 					fixture_teardown),
 	cmocka_unit_test_setup_teardown(test_layer_stream, fixture_setup,

@@ -258,6 +258,15 @@ static void test_errors(void **state)
 		       "--batch-size", "0", NULL }, 2, "--batch-size");
 	expect_failure("RBLN_COMPILE_BIN", (const char *[]){ model, "-o", "/tmp/x",
 		       "--kvcache-partition-len", "300", NULL }, 1, "--kvcache-partition-len 300");
+	/* Only the spellings rbln_config.json records; no silent fallback. */
+	expect_failure("RBLN_COMPILE_BIN", (const char *[]){ model, "-o", "/tmp/x",
+		       "--quantize", "int4", NULL }, 2, "--quantize: 'int4' is not none or w8a16");
+	expect_failure("RBLN_COMPILE_BIN", (const char *[]){ model, "-o", "/tmp/x",
+		       "--quantize", "W8A16", NULL }, 2, "--quantize: 'W8A16'");
+	expect_failure("RBLN_COMPILE_BIN", (const char *[]){ model, "-o", "/tmp/x",
+		       "--quantize", "", NULL }, 2, "--quantize: ''");
+	expect_failure("RBLN_GENERATE_BIN", (const char *[]){ "--model", model, "--prompt", "x",
+		       "--quantize", "w8", NULL }, 2, "--quantize: 'w8'");
 }
 
 int main(void)

@@ -212,7 +212,7 @@ static void compute_seeds(struct seed *s, const char *dir)
 	}
 	finish(s, dir, "rmsnorm");
 
-	/* MATMUL: packed bfloat16 3x5 . 20 cols, then row-major f32, +=. */
+	/* MATMUL: packed bfloat16 3x5 . 20 cols, then row-major f32, +=, then int8. */
 	sz[0] = 1024; ac[0] = RW;
 	sz[1] = 1024; ac[1] = RBLN_MODEL_READ;
 	begin(s, 0, 2, sz, ac);
@@ -229,6 +229,14 @@ static void compute_seeds(struct seed *s, const char *dir)
 		c.hdr.flags = RBLN_MATMUL_ACCUMULATE;
 		c.w = OPND(1, 400, 20 * 5 * 4);
 		c.dtype = RBLN_DTYPE_F32;
+		c.layout = RBLN_LAYOUT_ROWMAJOR;
+		cmd(s, c);
+		/* int8: packed with 32 scales after the panels, row-major at an odd offset. */
+		c.w = OPND(1, 64, 2 * 5 * 16 + 32 * 4);
+		c.dtype = RBLN_DTYPE_I8;
+		c.layout = RBLN_LAYOUT_PACKED16;
+		cmd(s, c);
+		c.w = OPND(1, 401, 20 * 5 + 32 * 4);
 		c.layout = RBLN_LAYOUT_ROWMAJOR;
 		cmd(s, c);
 	}

@@ -307,6 +307,8 @@ float test_f16_to_f32(uint16_t u)
 
 uint32_t test_dtype_size(uint32_t dtype)
 {
+	if (dtype == RBLN_DTYPE_I8)
+		return 1;
 	return dtype == RBLN_DTYPE_F32 ? 4 : 2;
 }
 

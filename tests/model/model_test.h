@@ -94,6 +94,12 @@ uint16_t test_f32_to_bf16(float x);
 float test_bf16_to_f32(uint16_t h);
 uint16_t test_f32_to_f16(float x);
 float test_f16_to_f32(uint16_t h);
+/*
+ * One past the float types, the types of every dtype field; RBLN_DTYPE_I8
+ * is only MATMUL's weight type (test_mm.c).
+ */
+#define TEST_FLOAT_DTYPES	RBLN_DTYPE_I8
+
 uint32_t test_dtype_size(uint32_t dtype);
 /* Stores @n floats as @dtype at @dst; returns them as stored (rounded). */
 void test_store(void *dst, uint32_t dtype, float *vals, size_t n);

@@ -338,7 +338,7 @@ static void attn_case(uint32_t nseq, const uint32_t *q_len,
 	float *out;
 
 	fake_env_init(&f, 1);
-	for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++) {
+	for (dt = 0; dt < TEST_FLOAT_DTYPES; dt++) {
 		attn_init(&a, nseq, q_len, ctx, hq, hkv, hd, bs, plen, dt);
 		for (i = 0; i < nv; i++) {
 			test_set_variant(v[i]);
@@ -435,7 +435,7 @@ static void test_attn_paged(void **state)
 	fake_env_init(&f, 1);
 	for (i = 0; i < nv; i++) {
 		test_set_variant(v[i]);
-		for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++) {
+		for (dt = 0; dt < TEST_FLOAT_DTYPES; dt++) {
 			attn_init(&a, 3, q_len, ctx, 4, 2, 16, 16, 32, dt);
 			n = (size_t)a.rows * a.hq * a.hd * 4;
 			/* Contiguous: sequence s in blocks s*mb, s*mb+1, ... */
@@ -516,7 +516,7 @@ static void test_attn_after_kv_write(void **state)
 
 	(void)state;
 	fake_env_init(&f, 2);
-	for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++) {
+	for (dt = 0; dt < TEST_FLOAT_DTYPES; dt++) {
 		attn_init(&a, 3, q_len, ctx, 4, 2, 16, 8, 16, dt);
 		w = a.hkv * a.hd;
 		/* The last token of each sequence comes from KV_WRITE. */

@@ -219,7 +219,11 @@ static void test_embed(void **state)
 	};
 	static const struct field_case cases[] = {
 		FLD(struct rbln_isa_embed, pad, 1, RBLN_ISA_ERR_RESERVED, NONE),
-		FLD(struct rbln_isa_embed, dtype, 3, RBLN_ISA_ERR_ENUM, NONE),
+		FLD(struct rbln_isa_embed, dtype, RBLN_DTYPE_COUNT,
+		    RBLN_ISA_ERR_ENUM, NONE),
+		/* int8 is only MATMUL's weight type. */
+		FLD(struct rbln_isa_embed, dtype, RBLN_DTYPE_I8,
+		    RBLN_ISA_ERR_ENUM, NONE),
 		FLD(struct rbln_isa_embed, dim, 0, RBLN_ISA_ERR_SHAPE, NONE),
 		FLD(struct rbln_isa_embed, dim, BIG + 1, RBLN_ISA_ERR_SHAPE,
 		    NONE),
@@ -266,6 +270,8 @@ static void test_rmsnorm(void **state)
 		FLD(struct rbln_isa_rmsnorm, pad, 1, RBLN_ISA_ERR_RESERVED,
 		    NONE),
 		FLD(struct rbln_isa_rmsnorm, dtype, 7, RBLN_ISA_ERR_ENUM, NONE),
+		FLD(struct rbln_isa_rmsnorm, dtype, RBLN_DTYPE_I8,
+		    RBLN_ISA_ERR_ENUM, NONE),
 		FLD(struct rbln_isa_rmsnorm, eps, 0, RBLN_ISA_OK, NONE),
 		FLD(struct rbln_isa_rmsnorm, eps, 0x80000000,
 		    RBLN_ISA_ERR_PARAM, NONE),
@@ -315,7 +321,8 @@ static void test_matmul(void **state)
 		OPR(struct rbln_isa_matmul, w, OP_R, 2),
 	};
 	static const struct field_case cases[] = {
-		FLD(struct rbln_isa_matmul, dtype, 3, RBLN_ISA_ERR_ENUM, NONE),
+		FLD(struct rbln_isa_matmul, dtype, RBLN_DTYPE_COUNT,
+		    RBLN_ISA_ERR_ENUM, NONE),
 		FLD(struct rbln_isa_matmul, layout, 2, RBLN_ISA_ERR_ENUM,
 		    NONE),
 		FLD(struct rbln_isa_matmul, k, 0, RBLN_ISA_ERR_SHAPE, NONE),
@@ -366,6 +373,66 @@ static void test_matmul(void **state)
 	cmd.a = OPND(BO_HUGE, 0, 1ULL << 61);
 	cmd.dst = OPND(BO_HUGE, 1ULL << 61, 1ULL << 19);
 	expect(&cmd, sizeof(cmd), RBLN_ISA_ERR_SHAPE, 0, "huge dst");
+}
+
+/*
+ * int8 weights: the int8 elements, then the float32 scales of whole
+ * panels, in either layout; bytewise, so any offset will do.
+ */
+static void test_matmul_i8(void **state)
+{
+	/* M 5, K 7, N 20: 2 panels of 7 x 16 bytes, then 32 scales. */
+	static const struct rbln_isa_matmul base = {
+		.hdr = { .opcode = RBLN_OP_MATMUL, .size = 96 },
+		.dst = OPND(BO_RW, 0, 5 * 20 * 4),
+		.a = OPND(BO_RO, 0, 5 * 7 * 4),
+		.w = OPND(BO_RO, 1024, 2 * 7 * 16 + 32 * 4),
+		.dtype = RBLN_DTYPE_I8, .layout = RBLN_LAYOUT_PACKED16,
+		.k = 7, .n = 20,
+	};
+	static const struct field_case cases[] = {
+		/* Without the scales. */
+		SZ(struct rbln_isa_matmul, w, 2 * 7 * 16, RBLN_ISA_ERR_SHAPE,
+		   2),
+		/* Scales for the 20 columns, not for both whole panels. */
+		SZ(struct rbln_isa_matmul, w, 2 * 7 * 16 + 20 * 4,
+		   RBLN_ISA_ERR_SHAPE, 2),
+		SZ(struct rbln_isa_matmul, w, 2 * 7 * 16 + 32 * 4 + 1,
+		   RBLN_ISA_ERR_SHAPE, 2),
+		/* Row-major [20, 7] is 140 bytes + 128 of scales, not 352. */
+		FLD(struct rbln_isa_matmul, layout, RBLN_LAYOUT_ROWMAJOR,
+		    RBLN_ISA_ERR_SHAPE, 2),
+		FLD(struct rbln_isa_matmul, n, 17, RBLN_ISA_ERR_SHAPE, 0),
+		/* The scales are part of w: they must not overlap dst. */
+		AT(struct rbln_isa_matmul, w, BO_RW, 399, RBLN_ISA_ERR_OVERLAP,
+		   2),
+		/* Bytewise: an odd offset is fine. */
+		AT(struct rbln_isa_matmul, w, BO_RO, 1027, RBLN_ISA_OK, NONE),
+		SZ(struct rbln_isa_matmul, w, 0, RBLN_ISA_ERR_LENGTH, 2),
+		AT(struct rbln_isa_matmul, w, BO_WO, 1024, RBLN_ISA_ERR_ACCESS,
+		   2),
+	};
+	struct rbln_isa_matmul cmd = base;
+
+	(void)state;
+	expect(&cmd, sizeof(cmd), RBLN_ISA_OK, NONE, "int8 packed");
+	run_fields(&base, sizeof(base), cases, sizeof(cases) / sizeof(*cases));
+	cmd.layout = RBLN_LAYOUT_ROWMAJOR;
+	cmd.w = OPND(BO_RO, 1001, 20 * 7 + 32 * 4);
+	expect(&cmd, sizeof(cmd), RBLN_ISA_OK, NONE, "int8 row-major");
+	cmd.w.size = 20 * 7;
+	expect(&cmd, sizeof(cmd), RBLN_ISA_ERR_SHAPE, 2,
+	       "int8 row-major without scales");
+	/* Large shapes: the scales are counted on top of 2^40 weights. */
+	cmd = base;
+	cmd.k = BIG;
+	cmd.n = BIG;
+	cmd.a = OPND(BO_HUGE, 0, 4ULL * BIG);
+	cmd.dst = OPND(BO_HUGE, 1ULL << 61, 4ULL * BIG);
+	cmd.w = OPND(BO_HUGE, 1ULL << 50, (uint64_t)BIG * BIG);
+	expect(&cmd, sizeof(cmd), RBLN_ISA_ERR_SHAPE, 2, "huge int8 w");
+	cmd.w.size += (uint64_t)BIG * 4;
+	expect(&cmd, sizeof(cmd), RBLN_ISA_OK, NONE, "huge int8 w + scales");
 }
 
 /* ----------------------------------------------------------------- ROPE */
@@ -508,8 +575,11 @@ static void test_kv_write(void **state)
 		OPR(struct rbln_isa_kv_write, slots, OP_R, 4),
 	};
 	static const struct field_case cases[] = {
-		FLD(struct rbln_isa_kv_write, dtype, 3, RBLN_ISA_ERR_ENUM,
-		    NONE),
+		FLD(struct rbln_isa_kv_write, dtype, RBLN_DTYPE_COUNT,
+		    RBLN_ISA_ERR_ENUM, NONE),
+		/* int8 is only MATMUL's weight type. */
+		FLD(struct rbln_isa_kv_write, dtype, RBLN_DTYPE_I8,
+		    RBLN_ISA_ERR_ENUM, NONE),
 		FLD(struct rbln_isa_kv_write, block_size, 0,
 		    RBLN_ISA_ERR_SHAPE, NONE),
 		FLD(struct rbln_isa_kv_write, block_size, 65537,
@@ -581,8 +651,11 @@ static void test_attention(void **state)
 	static const struct field_case cases[] = {
 		FLD(struct rbln_isa_attention, pad, 1, RBLN_ISA_ERR_RESERVED,
 		    NONE),
-		FLD(struct rbln_isa_attention, dtype, 3, RBLN_ISA_ERR_ENUM,
-		    NONE),
+		FLD(struct rbln_isa_attention, dtype, RBLN_DTYPE_COUNT,
+		    RBLN_ISA_ERR_ENUM, NONE),
+		/* int8 is only MATMUL's weight type. */
+		FLD(struct rbln_isa_attention, dtype, RBLN_DTYPE_I8,
+		    RBLN_ISA_ERR_ENUM, NONE),
 		FLD(struct rbln_isa_attention, scale, 0, RBLN_ISA_ERR_PARAM,
 		    NONE),
 		FLD(struct rbln_isa_attention, scale, 0xbf800000,
@@ -823,6 +896,7 @@ int main(void)
 		cmocka_unit_test(test_embed),
 		cmocka_unit_test(test_rmsnorm),
 		cmocka_unit_test(test_matmul),
+		cmocka_unit_test(test_matmul_i8),
 		cmocka_unit_test(test_rope),
 		cmocka_unit_test(test_swiglu),
 		cmocka_unit_test(test_kv_write),

@@ -12,7 +12,10 @@
  * exactly representable weights, so |got - ref| <= (K + 1) u sum|a w|
  * (u = 2^-24) bounds its rounding error rigorously (plus the old value's
  * magnitude when accumulating); a wrong or missing term is far outside it
- * for the K used here.
+ * for the K used here. int8 weights are checked against their dequantised
+ * float32 values f32(q) * scale (rbln_isa.h), the operand the device
+ * multiplies, with the same bound; a wrong or missing scale is far outside
+ * it.
  */
 #include <math.h>
 
@@ -30,7 +33,10 @@
  * @layout: weight layout
  * @acc: RBLN_MATMUL_ACCUMULATE
  * @a: activations [m, k]
- * @w: weights [n, k] as float32 (exactly representable in @dtype)
+ * @w: weights [n, k] as float32 (exactly representable in @dtype; for
+ *	int8 the dequantised f32(q) * scale)
+ * @q: int8 weights [n, k] (RBLN_DTYPE_I8 only)
+ * @scale: their per-column scales [n] (RBLN_DTYPE_I8 only)
  * @c0: old output [m, n] when accumulating
  * @wbuf: the weights as the command reads them
  * @wsize: bytes of @wbuf
@@ -38,6 +44,8 @@
 struct mm_case {
 	uint32_t m, k, n, dtype, layout, acc;
 	float *a, *w, *c0;
+	int8_t *q;
+	float *scale;
 	uint8_t *wbuf;
 	uint64_t wsize;
 };
@@ -50,6 +58,33 @@ static void *xmalloc(size_t n)
 	return p;
 }
 
+/*
+ * int8 weights in the command's layout, then the scales of whole panels
+ * (rbln_isa.h); padding columns and their scales hold garbage.
+ */
+static void mm_pack_i8(struct mm_case *mc)
+{
+	uint32_t panels = (mc->n + 15) / 16;
+	uint64_t wbytes = (uint64_t)panels * 16 * mc->k, idx;
+	uint32_t n, k;
+
+	if (mc->layout == RBLN_LAYOUT_ROWMAJOR)
+		wbytes = (uint64_t)mc->n * mc->k;
+	mc->wsize = wbytes + (uint64_t)panels * 16 * 4;
+	mc->wbuf = xmalloc(mc->wsize);
+	rng_bytes(mc->wbuf, mc->wsize);
+	for (n = 0; n < mc->n; n++) {
+		for (k = 0; k < mc->k; k++) {
+			idx = (uint64_t)n * mc->k + k;
+			if (mc->layout == RBLN_LAYOUT_PACKED16)
+				idx = (uint64_t)(n / 16) * 16 * mc->k +
+				      (uint64_t)k * 16 + n % 16;
+			mc->wbuf[idx] = (uint8_t)mc->q[(size_t)n * mc->k + k];
+		}
+		memcpy(mc->wbuf + wbytes + (uint64_t)n * 4, &mc->scale[n], 4);
+	}
+}
+
 /* The weights in the command's layout, as rbln_isa.h defines it. */
 static void mm_pack(struct mm_case *mc)
 {
@@ -59,13 +94,20 @@ static void mm_pack(struct mm_case *mc)
 	uint64_t idx;
 	float v;
 
+	uint64_t wbytes;
+
+	if (mc->dtype == RBLN_DTYPE_I8) {
+		mm_pack_i8(mc);
+		return;
+	}
 	if (mc->layout == RBLN_LAYOUT_ROWMAJOR) {
 		mc->wsize = (uint64_t)mc->n * mc->k * es;
 		mc->wbuf = xmalloc(mc->wsize);
 		test_store(mc->wbuf, mc->dtype, mc->w, (size_t)mc->n * mc->k);
 		return;
 	}
-	mc->wsize = (uint64_t)panels * 16 * mc->k * es;
+	wbytes = (uint64_t)panels * 16 * mc->k * es;
+	mc->wsize = wbytes;
 	mc->wbuf = xmalloc(mc->wsize);
 	/* Padding columns hold garbage: the device must ignore them. */
 	rng_bytes(mc->wbuf, mc->wsize);
@@ -98,6 +140,17 @@ static void mm_init(struct mm_case *mc, uint32_t m, uint32_t k, uint32_t n,
 	rng_fill(mc->a, (size_t)m * k, -1.0f, 1.0f);
 	rng_fill(mc->w, (size_t)n * k, -1.0f, 1.0f);
 	rng_fill(mc->c0, (size_t)m * n, -4.0f, 4.0f);
+	if (dtype == RBLN_DTYPE_I8) {
+		mc->q = xmalloc((size_t)n * k);
+		mc->scale = xmalloc((size_t)n * 4);
+		/* Scales over two decades, as absmax / 127 of real layers. */
+		rng_fill(mc->scale, n, 0.0004f, 0.04f);
+		rng_bytes(mc->q, (size_t)n * k);
+		for (i = 0; i < (size_t)n * k; i++)
+			mc->w[i] = (float)mc->q[i] * mc->scale[i / k];
+		mm_pack(mc);
+		return;
+	}
 	for (i = 0; i < (size_t)n * k; i++) {
 		test_store(tmp, dtype, &mc->w[i], 1);
 		mc->w[i] = test_load(tmp, dtype, 0);
@@ -110,6 +163,8 @@ static void mm_free(struct mm_case *mc)
 	free(mc->a);
 	free(mc->w);
 	free(mc->c0);
+	free(mc->q);
+	free(mc->scale);
 	free(mc->wbuf);
 }
 

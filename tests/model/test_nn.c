@@ -167,7 +167,7 @@ static void test_embed(void **state)
 	uint32_t dt;
 
 	(void)state;
-	for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++) {
+	for (dt = 0; dt < TEST_FLOAT_DTYPES; dt++) {
 		embed_case(1, 1, 1, dt, 0);
 		embed_case(5, 7, 11, dt, 0);
 		embed_case(9, 33, 50, dt, RBLN_EMBED_ZERO_OUTSIDE);
@@ -298,7 +298,7 @@ static void test_rmsnorm(void **state)
 	uint32_t dt;
 
 	(void)state;
-	for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++) {
+	for (dt = 0; dt < TEST_FLOAT_DTYPES; dt++) {
 		rms_case(1, 1, dt);
 		rms_case(3, 7, dt);
 		rms_case(2, 8, dt);
@@ -683,7 +683,7 @@ static void test_kv_write(void **state)
 	uint32_t dt;
 
 	(void)state;
-	for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++) {
+	for (dt = 0; dt < TEST_FLOAT_DTYPES; dt++) {
 		kv_case(1, 1, 1, 1, 8, dt, 0);
 		kv_case(5, 3, 4, 2, 16, dt, 8);
 		kv_case(30, 7, 16, 4, 64, dt, 0);

@@ -11,7 +11,8 @@
  * backends and compares every byte of every buffer.
  *
  * Compute rounds run one decoder layer and a head with the ISA 1.1 compute
- * commands (EMBED, RMSNORM, MATMUL in every dtype and layout, ROPE with
+ * commands (EMBED, RMSNORM, MATMUL in every dtype (int8 weights with
+ * their scales too) and layout, ROPE with
  * and without llama3 scaling, SWIGLU, KV_WRITE, ATTENTION, ARGMAX, TOPK) on
  * random weights and activations, and compare every byte as well; one
  * round has a token id out of range, which must fault (-EIO) in both.
@@ -243,6 +244,8 @@ static uint64_t take(uint64_t bytes)
 
 static unsigned int esize(enum npu_dtype dt)
 {
+	if (dt == NPU_DTYPE_I8)
+		return 1;
 	return dt == NPU_DTYPE_F32 ? 4 : 2;
 }
 
@@ -288,7 +291,8 @@ static void put_i32(uint8_t *p, const int32_t *v, unsigned int n)
 }
 
 struct layer {
-	enum npu_dtype dt;
+	enum npu_dtype dt;	/* tables, norms, caches */
+	enum npu_dtype mdt;	/* MATMUL weights: dt, or int8 */
 	enum npu_layout layout;
 	int llama3;
 	uint64_t table, ids, x, normw, xn, wqkv, qkv, pos, kc, vc, slots, seqs,
@@ -296,10 +300,36 @@ struct layer {
 		 ami, topv, topi;
 };
 
+/* Bytes of the weights of an n x k MATMUL (int8: with their scales). */
 static uint64_t wsize(const struct layer *l, uint32_t n, uint32_t k)
 {
+	uint64_t scales = l->mdt == NPU_DTYPE_I8 ? (n + 15) / 16 * 16 * 4 : 0;
+
 	return l->layout == NPU_LAYOUT_PACKED16 ?
-	       npu_packed_weights_size(l->dt, n, k) : (uint64_t)n * k * esize(l->dt);
+	       npu_packed_weights_size(l->mdt, n, k) :
+	       (uint64_t)n * k * esize(l->mdt) + scales;
+}
+
+/*
+ * Random weights of an n x k MATMUL of about @scale in magnitude: int8
+ * ones are random bytes followed by scales of scale / 127 (+-50%).
+ */
+static void fill_weights(const struct layer *l, uint8_t *p, uint32_t n,
+			 uint32_t k, float scale)
+{
+	uint64_t size = wsize(l, n, k), nscales = (n + 15) / 16 * 16;
+
+	if (l->mdt != NPU_DTYPE_I8) {
+		fill_dtype(p, size / esize(l->mdt), l->mdt, scale);
+		return;
+	}
+	for (uint64_t i = 0; i < size - 4 * nscales; i++)
+		p[i] = (uint8_t)rnd();
+	for (uint64_t i = 0; i < nscales; i++) {
+		float f = scale / 127.0f * (1.0f + frand() / 4.0f);
+
+		memcpy(p + size - 4 * nscales + 4 * i, &f, 4);
+	}
 }
 
 static void layout_layer(struct layer *l, uint64_t work_size)
@@ -340,13 +370,13 @@ static void init_layer(const struct layer *l, uint8_t *a, int bad_id)
 
 	fill_dtype(a + l->table, (uint64_t)V * D, l->dt, 1.0f);
 	fill_dtype(a + l->normw, D, l->dt, 1.0f);
-	fill_dtype(a + l->wqkv, wsize(l, QKVN, D) / esize(l->dt), l->dt, 0.2f);
+	fill_weights(l, a + l->wqkv, QKVN, D, 0.2f);
 	fill_dtype(a + l->kc, (uint64_t)NB * BS * KVH * HD, l->dt, 1.0f);
 	fill_dtype(a + l->vc, (uint64_t)NB * BS * KVH * HD, l->dt, 1.0f);
-	fill_dtype(a + l->wo, wsize(l, D, QH * HD) / esize(l->dt), l->dt, 0.2f);
-	fill_dtype(a + l->wgu, wsize(l, 2 * F, D) / esize(l->dt), l->dt, 0.2f);
-	fill_dtype(a + l->wd, wsize(l, D, F) / esize(l->dt), l->dt, 0.2f);
-	fill_dtype(a + l->wlm, wsize(l, V, D) / esize(l->dt), l->dt, 0.2f);
+	fill_weights(l, a + l->wo, D, QH * HD, 0.2f);
+	fill_weights(l, a + l->wgu, 2 * F, D, 0.2f);
+	fill_weights(l, a + l->wd, D, F, 0.2f);
+	fill_weights(l, a + l->wlm, V, D, 0.2f);
 	for (int t = 0; t < T; t++) {
 		ids[t] = (int32_t)(rnd() % V);
 		pos[t] = CTX - T + t;
@@ -378,7 +408,7 @@ static int run_layer(struct home *h, const struct layer *l)
 	};
 	struct npu_matmul qkv = {
 		.dst = TN(l->qkv), .a = TN(l->xn), .w = TN(l->wqkv), .m = T,
-		.k = D, .n = QKVN, .dtype = l->dt, .layout = l->layout,
+		.k = D, .n = QKVN, .dtype = l->mdt, .layout = l->layout,
 	};
 	struct npu_rope rq = {
 		.x = TN(l->qkv), .pos = TN(l->pos), .tokens = T, .heads = QH,
@@ -402,7 +432,7 @@ static int run_layer(struct home *h, const struct layer *l)
 	};
 	struct npu_matmul o = {
 		.dst = TN(l->x), .a = TN(l->attn), .w = TN(l->wo), .m = T,
-		.k = QH * HD, .n = D, .dtype = l->dt, .layout = l->layout,
+		.k = QH * HD, .n = D, .dtype = l->mdt, .layout = l->layout,
 		.accumulate = 1,
 	};
 	struct npu_rmsnorm norm2 = {
@@ -411,7 +441,7 @@ static int run_layer(struct home *h, const struct layer *l)
 	};
 	struct npu_matmul gu = {
 		.dst = TN(l->gu), .a = TN(l->xn2), .w = TN(l->wgu), .m = T,
-		.k = D, .n = 2 * F, .dtype = l->dt, .layout = l->layout,
+		.k = D, .n = 2 * F, .dtype = l->mdt, .layout = l->layout,
 	};
 	struct npu_swiglu sw = {
 		.dst = TN(l->act), .gate = TN(l->gu), .up = TN(l->gu + 4 * F),
@@ -419,12 +449,12 @@ static int run_layer(struct home *h, const struct layer *l)
 	};
 	struct npu_matmul down = {
 		.dst = TN(l->x), .a = TN(l->act), .w = TN(l->wd), .m = T,
-		.k = F, .n = D, .dtype = l->dt, .layout = l->layout,
+		.k = F, .n = D, .dtype = l->mdt, .layout = l->layout,
 		.accumulate = 1,
 	};
 	struct npu_matmul lm = {
 		.dst = TN(l->logits), .a = TN(l->x), .w = TN(l->wlm), .m = T,
-		.k = D, .n = V, .dtype = l->dt, .layout = l->layout,
+		.k = D, .n = V, .dtype = l->mdt, .layout = l->layout,
 	};
 	struct npu_topk am = {
 		.values = TN(l->amv), .indices = TN(l->ami), .src = TN(l->logits),
@@ -477,10 +507,13 @@ static int run_layer(struct home *h, const struct layer *l)
 static void compute_round(struct home *k, struct home *e, unsigned int r,
 			  int bad_id)
 {
-	static const char *const dtn[] = { "f32", "f16", "bf16" };
+	static const char *const dtn[] = { "f32", "f16", "bf16", "int8" };
+	/* Rounds 0-5: every float type in both layouts; 6-7: int8. */
 	struct layer l = {
 		.dt = (enum npu_dtype)(r % 3),
-		.layout = (r / 3) % 2 ? NPU_LAYOUT_PACKED16 : NPU_LAYOUT_ROWMAJOR,
+		.mdt = r < 6 ? (enum npu_dtype)(r % 3) : NPU_DTYPE_I8,
+		.layout = (r < 6 ? r / 3 : r) % 2 ? NPU_LAYOUT_PACKED16 :
+						   NPU_LAYOUT_ROWMAJOR,
 		.llama3 = (int)(r % 2),
 	};
 	struct npu_attention probe = {
@@ -536,8 +569,8 @@ static void compute_round(struct home *k, struct home *e, unsigned int r,
 		if (at < arena_at)
 			printf("# compute round %u differs at byte %zu\n", r, at);
 	}
-	vt_result(same, "compute round %u (%s, %s, rope %s): layer and head bit-identical",
-		  r, dtn[l.dt], l.layout ? "packed16" : "row-major",
+	vt_result(same, "compute round %u (%s, weights %s %s, rope %s): layer and head bit-identical",
+		  r, dtn[l.dt], dtn[l.mdt], l.layout ? "packed16" : "row-major",
 		  l.llama3 ? "llama3" : "default");
 }
 
@@ -595,9 +628,9 @@ int main(int argc, char **argv)
 		vt_result(same, "round %u: %u commands, %u buffers bit-identical", r, n, NBUF);
 	}
 	vt_result(identical == rounds, "%u of %u rounds identical", identical, rounds);
-	for (unsigned int r = 0; r < 6; r++)
+	for (unsigned int r = 0; r < 8; r++)
 		compute_round(&k, &e, r, 0);
-	compute_round(&k, &e, 6, 1);
+	compute_round(&k, &e, 8, 1);
 	home_close(&k);
 	home_close(&e);
 	return vt_finish();

@@ -22,6 +22,8 @@ const char rbln_compile_cli_usage[] =
 	"  --dtype T                  weights: bfloat16, float16, float32\n"
 	"                             (default the checkpoint's)\n"
 	"  --kv-cache-dtype T         KV cache element type (default float32)\n"
+	"  --quantize Q               none, or w8a16: int8 weights with per-channel\n"
+	"                             scales for every matrix product (default none)\n"
 	"  --dummy-weights            random weights from config.json alone\n"
 	"  --dummy-seed N             their seed (default 0)\n";
 
@@ -89,6 +91,11 @@ int rbln_compile_cli_apply(int id, const char *arg, struct rbln_compile_options 
 		return dtype_flag("dtype", arg, &opt->dtype, err);
 	case CLI_KV_DTYPE:
 		return dtype_flag("kv-cache-dtype", arg, &opt->kv_cache_dtype, err);
+	case CLI_QUANTIZE:
+		if (rbln_quantize_parse(arg, &opt->quantize))
+			return rbln_error_set(err, -EINVAL, "--quantize: '%s' is not none or w8a16",
+					      arg);
+		return 0;
 	case CLI_DUMMY:
 		opt->dummy_weights = true;
 		return 0;

@@ -24,6 +24,7 @@ enum {
 	CLI_KV_DTYPE,
 	CLI_DUMMY,
 	CLI_DUMMY_SEED,
+	CLI_QUANTIZE,
 	CLI_COMPILE_LAST,
 };
 
@@ -39,7 +40,8 @@ enum {
 	{ "dtype", required_argument, NULL, CLI_DTYPE }, \
 	{ "kv-cache-dtype", required_argument, NULL, CLI_KV_DTYPE }, \
 	{ "dummy-weights", no_argument, NULL, CLI_DUMMY }, \
-	{ "dummy-seed", required_argument, NULL, CLI_DUMMY_SEED }
+	{ "dummy-seed", required_argument, NULL, CLI_DUMMY_SEED }, \
+	{ "quantize", required_argument, NULL, CLI_QUANTIZE }
 
 extern const char rbln_compile_cli_usage[];
 

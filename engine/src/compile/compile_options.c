@@ -286,6 +286,7 @@ int rbln_compile_resolve(const struct rbln_llama_config *model,
 		cc->dtype = RBLN_TENSOR_F32;	/* transformers' default */
 	cc->kv_cache_dtype = opt->kv_cache_dtype != RBLN_TENSOR_UNKNOWN ? opt->kv_cache_dtype :
 			     RBLN_TENSOR_F32;
+	cc->quantize = opt->quantize;
 	cc->dummy_weights = opt->dummy_weights;
 	return check_weight_size(model, cc->dtype, err);
 }

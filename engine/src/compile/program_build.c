@@ -36,6 +36,7 @@ struct build {
 	struct rbln_layout_comm comm;
 	uint32_t collectives;	/* all-reduces emitted so far */
 	enum rbln_isa_dtype wdt, kvdt;
+	enum rbln_isa_dtype mdt;	/* MATMUL weights: wdt, or int8 (w8a16) */
 	struct isa_rope_params rope;
 };
 
@@ -78,12 +79,14 @@ static struct rbln_isa_operand op(uint32_t slot, uint64_t offset, uint64_t size)
 	return isa_operand(slot, offset, size);
 }
 
-/* MATMUL with the weights in the packed 16-column layout, as the compiler stores them. */
+/*
+ * MATMUL with the weights in the packed 16-column layout, as the compiler
+ * stores them: of the weights' type, or int8 with their scales (w8a16).
+ */
 static void packed_matmul(struct build *b, struct rbln_isa_operand dst, struct rbln_isa_operand a,
-			  struct rbln_isa_operand w, enum rbln_isa_dtype dt, uint32_t k, uint32_t n,
-			  bool accumulate)
+			  struct rbln_isa_operand w, uint32_t k, uint32_t n, bool accumulate)
 {
-	isa_encode_matmul(&b->es, dst, a, w, dt, RBLN_LAYOUT_PACKED16, k, n, accumulate);
+	isa_encode_matmul(&b->es, dst, a, w, b->mdt, RBLN_LAYOUT_PACKED16, k, n, accumulate);
 }
 
 static uint64_t wbytes(const struct build *b, uint64_t elems)
@@ -184,7 +187,7 @@ static void attention_block(struct build *b, uint32_t l)
 	struct rbln_isa_operand vc = op(SLOT_KV, kbase + b->kv.cache_size, b->kv.cache_size);
 	struct rbln_isa_operand h = rows(b, b->sc.h, s->hidden), xn = rows(b, b->sc.xn, s->hidden);
 	struct rbln_isa_operand attn = rows(b, b->sc.attn, qw);
-	struct rbln_isa_operand wo = op(SLOT_WEIGHTS, lw->o, rbln_layout_packed_size(s->hidden, qw, s->wdtype));
+	struct rbln_isa_operand wo = op(SLOT_WEIGHTS, lw->o, rbln_layout_matrix_size(s, s->hidden, qw));
 	struct isa_attention at = {
 		.out = attn,
 		.q = strided(b, b->sc.qkv, 0, qw, stride),
@@ -201,8 +204,8 @@ static void attention_block(struct build *b, uint32_t l)
 	isa_encode_rmsnorm(&b->es, xn, h, op(SLOT_WEIGHTS, lw->input_norm, wbytes(b, s->hidden)),
 		     b->wdt, s->hidden, (float)b->cc->model.rms_norm_eps);
 	packed_matmul(b, rows(b, b->sc.qkv, stride), xn,
-		    op(SLOT_WEIGHTS, lw->qkv, rbln_layout_packed_size(stride, s->hidden, s->wdtype)),
-		    b->wdt, s->hidden, stride, false);
+		    op(SLOT_WEIGHTS, lw->qkv, rbln_layout_matrix_size(s, stride, s->hidden)),
+		    s->hidden, stride, false);
 	/* q and k heads are adjacent in a qkv row: one ROPE turns both. */
 	isa_encode_rope(&b->es, strided(b, b->sc.qkv, 0, qw + kvw, stride),
 		  io_ints(b, b->io.pos, b->T), s->q_heads + s->kv_heads, hd, stride,
@@ -212,9 +215,9 @@ static void attention_block(struct build *b, uint32_t l)
 		      io_ints(b, b->io.slots, b->T), &kvs, stride, stride);
 	isa_encode_attention(&b->es, &at);
 	if (s->tp == 1) {
-		packed_matmul(b, h, attn, wo, b->wdt, qw, s->hidden, true);
+		packed_matmul(b, h, attn, wo, qw, s->hidden, true);
 	} else {
-		packed_matmul(b, publish_area(b), attn, wo, b->wdt, qw, s->hidden, false);
+		packed_matmul(b, publish_area(b), attn, wo, qw, s->hidden, false);
 		all_reduce(b, h, true);
 	}
 }
@@ -226,19 +229,19 @@ static void mlp_block(struct build *b, uint32_t l)
 	uint32_t I = s->inter;
 	struct rbln_isa_operand h = rows(b, b->sc.h, s->hidden), xn = rows(b, b->sc.xn, s->hidden);
 	struct rbln_isa_operand act = rows(b, b->sc.act, I);
-	struct rbln_isa_operand wd = op(SLOT_WEIGHTS, lw->down, rbln_layout_packed_size(s->hidden, I, s->wdtype));
+	struct rbln_isa_operand wd = op(SLOT_WEIGHTS, lw->down, rbln_layout_matrix_size(s, s->hidden, I));
 
 	isa_encode_rmsnorm(&b->es, xn, h, op(SLOT_WEIGHTS, lw->post_norm, wbytes(b, s->hidden)),
 		     b->wdt, s->hidden, (float)b->cc->model.rms_norm_eps);
 	packed_matmul(b, rows(b, b->sc.gate_up, 2 * I), xn,
-		    op(SLOT_WEIGHTS, lw->gate_up, rbln_layout_packed_size(2 * I, s->hidden, s->wdtype)),
-		    b->wdt, s->hidden, 2 * I, false);
+		    op(SLOT_WEIGHTS, lw->gate_up, rbln_layout_matrix_size(s, 2 * I, s->hidden)),
+		    s->hidden, 2 * I, false);
 	isa_encode_swiglu(&b->es, act, strided(b, b->sc.gate_up, 0, I, 2 * I),
 		    strided(b, b->sc.gate_up, I, I, 2 * I), I, 2 * I, 2 * I);
 	if (s->tp == 1) {
-		packed_matmul(b, h, act, wd, b->wdt, I, s->hidden, true);
+		packed_matmul(b, h, act, wd, I, s->hidden, true);
 	} else {
-		packed_matmul(b, publish_area(b), act, wd, b->wdt, I, s->hidden, false);
+		packed_matmul(b, publish_area(b), act, wd, I, s->hidden, false);
 		all_reduce(b, h, true);
 	}
 }
@@ -257,8 +260,8 @@ static void head(struct build *b)
 		     b->wdt, s->hidden, (float)b->cc->model.rms_norm_eps);
 	packed_matmul(b, logits, sel,
 		    op(SLOT_WEIGHTS, b->w.lm_head,
-		       rbln_layout_packed_size(s->vocab, s->hidden, s->wdtype)),
-		    b->wdt, s->hidden, s->vocab, false);
+		       rbln_layout_matrix_size(s, s->vocab, s->hidden)),
+		    s->hidden, s->vocab, false);
 	isa_encode_argmax(&b->es, op(SLOT_IO, b->io.argmax_value, 4ull * b->B),
 		    io_ints(b, b->io.argmax_index, b->B), logits, s->vocab, s->vocab_first);
 }
@@ -284,6 +287,7 @@ int rbln_program_build(const struct rbln_compiled_config *cc, const struct rbln_
 	rbln_layout_comm(s, max_t, &b.comm);
 	b.wdt = isa_dtype_of(s->wdtype);
 	b.kvdt = isa_dtype_of(s->kvdtype);
+	b.mdt = s->quant == RBLN_QUANT_W8A16 ? RBLN_DTYPE_I8 : b.wdt;
 	rbln_program_rope_params(&cc->model.rope, &b.rope);
 	/* Out of memory here is the stream's sticky error, reported below. */
 	isa_stream_init(&b.es, UINT64_MAX);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "compile/output_dir.h"
+#include "compile/quantize.h"
 #include "libnpu.h"
 #include "program/files.h"
 #include "rbln_isa.h"
@@ -93,13 +94,16 @@ static int get(struct wbuild *b, struct weight_tensor *t, const char *fmt, int l
 	return rbln_weight_source_get(b->src, name, t, b->err);
 }
 
+/* A matrix as MATMUL reads it: packed in the weights' type, or int8 (w8a16). */
 static int put_packed(struct wbuild *b, struct matrix_view *m, int64_t n, uint64_t off)
 {
-	int rc = rbln_pack16(view_row, m, n, m->k, b->s->wdtype, b->map + off);
+	int rc = b->s->quant == RBLN_QUANT_W8A16 ?
+		 rbln_pack16_w8(view_row, m, n, m->k, b->map + off) :
+		 rbln_pack16(view_row, m, n, m->k, b->s->wdtype, b->map + off);
 
 	if (rc)
 		return rbln_error_set(b->err, rc, "out of memory");
-	rbln_progress_add(b->pg, rbln_layout_packed_size((uint32_t)n, (uint32_t)m->k, b->s->wdtype));
+	rbln_progress_add(b->pg, rbln_layout_matrix_size(b->s, (uint32_t)n, (uint32_t)m->k));
 	return 0;
 }
 

@@ -21,6 +21,22 @@ const char *rbln_attn_impl_name(enum rbln_attn_impl a)
 	return a == RBLN_ATTN_FLASH ? "flash_attn" : "eager";
 }
 
+const char *rbln_quantize_name(enum rbln_quantize q)
+{
+	return q == RBLN_QUANT_W8A16 ? "w8a16" : "none";
+}
+
+int rbln_quantize_parse(const char *s, enum rbln_quantize *q)
+{
+	if (!strcmp(s, "none"))
+		*q = RBLN_QUANT_NONE;
+	else if (!strcmp(s, "w8a16"))
+		*q = RBLN_QUANT_W8A16;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static const char *dtype_json(enum rbln_dtype dt)
 {
 	switch (dt) {
@@ -95,6 +111,7 @@ int rbln_compiled_config_write(const char *dir, const struct rbln_compiled_confi
 	rc |= add(o, "prefill_chunk_size", json_object_new_int64(cc->prefill_chunk_size));
 	rc |= add(o, "dtype", json_object_new_string(dtype_json(cc->dtype)));
 	rc |= add(o, "kv_cache_dtype", json_object_new_string(dtype_json(cc->kv_cache_dtype)));
+	rc |= add(o, "quantize", json_object_new_string(rbln_quantize_name(cc->quantize)));
 	rc |= add(o, "dummy_weights", json_object_new_boolean(cc->dummy_weights));
 	rc |= add(o, "compile_id", json_object_new_string(id));
 	if (rc) {
@@ -154,6 +171,22 @@ static int get_dtype(const struct rbln_json_scope *s, json_object *o, const char
 	return 0;
 }
 
+/* "quantize": absent in directories compiled before it existed (none). */
+static int get_quantize(const struct rbln_json_scope *s, json_object *o,
+			enum rbln_quantize *q)
+{
+	const char *str;
+	int rc = rbln_json_get_string(s, o, "quantize", false, &str, NULL);
+
+	*q = RBLN_QUANT_NONE;
+	if (rc <= 0)
+		return rc;
+	if (rbln_quantize_parse(str, q))
+		return rbln_json_field_error(s, "quantize", -EINVAL, "is \"%s\"; expected "
+					     "none or w8a16", str);
+	return 0;
+}
+
 /* What only this engine's compiler writes, first: which format and model. */
 static int read_format(const struct rbln_json_scope *s, json_object *o,
 		       struct rbln_compiled_config *cc)
@@ -205,7 +238,8 @@ static int read_kinds(const struct rbln_json_scope *s, json_object *o,
 	int rc;
 
 	if ((rc = get_dtype(s, o, "dtype", &cc->dtype)) ||
-	    (rc = get_dtype(s, o, "kv_cache_dtype", &cc->kv_cache_dtype)))
+	    (rc = get_dtype(s, o, "kv_cache_dtype", &cc->kv_cache_dtype)) ||
+	    (rc = get_quantize(s, o, &cc->quantize)))
 		return rc;
 	rc = rbln_json_get_string(s, o, "attn_impl", true, &str, NULL);
 	if (rc < 0)

@@ -29,6 +29,7 @@ static void as_options(const struct rbln_compiled_config *rec, struct rbln_compi
 		.prefill_chunk_size = rec->prefill_chunk_size,
 		.dtype = rec->dtype,
 		.kv_cache_dtype = rec->kv_cache_dtype,
+		.quantize = rec->quantize,
 		.dummy_weights = rec->dummy_weights,
 	};
 	for (i = 0; i < rec->n_decoder_batch_sizes; i++)

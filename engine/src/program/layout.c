@@ -52,6 +52,7 @@ int rbln_layout_shape(const struct rbln_compiled_config *cc, uint32_t rank, stru
 	s->vocab_first = rank * s->vocab;
 	s->wdtype = cc->dtype;
 	s->kvdtype = cc->kv_cache_dtype;
+	s->quant = cc->quantize;
 	return 0;
 }
 
@@ -60,6 +61,15 @@ uint64_t rbln_layout_packed_size(uint32_t n, uint32_t k, enum rbln_dtype dt)
 	uint64_t panels = (n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;
 
 	return panels * RBLN_ISA_PACK_COLS * k * rbln_dtype_size(dt);
+}
+
+uint64_t rbln_layout_matrix_size(const struct rbln_layout_shape *s, uint32_t n, uint32_t k)
+{
+	uint64_t panels = (n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;
+
+	if (s->quant == RBLN_QUANT_W8A16)
+		return panels * RBLN_ISA_PACK_COLS * ((uint64_t)k + 4);
+	return rbln_layout_packed_size(n, k, s->wdtype);
 }
 
 /* Reserves `size` bytes at the next page of *at and returns their offset. */
@@ -87,15 +97,14 @@ int rbln_layout_weights(const struct rbln_layout_shape *s, struct rbln_layout_we
 		struct layout_layer_weights *lw = &w->layer[l];
 
 		lw->input_norm = take(&at, norm);
-		lw->qkv = take(&at, rbln_layout_packed_size(s->qkv_cols, s->hidden, s->wdtype));
-		lw->o = take(&at, rbln_layout_packed_size(s->hidden, s->q_heads * s->head_dim,
-						     s->wdtype));
+		lw->qkv = take(&at, rbln_layout_matrix_size(s, s->qkv_cols, s->hidden));
+		lw->o = take(&at, rbln_layout_matrix_size(s, s->hidden, s->q_heads * s->head_dim));
 		lw->post_norm = take(&at, norm);
-		lw->gate_up = take(&at, rbln_layout_packed_size(2 * s->inter, s->hidden, s->wdtype));
-		lw->down = take(&at, rbln_layout_packed_size(s->hidden, s->inter, s->wdtype));
+		lw->gate_up = take(&at, rbln_layout_matrix_size(s, 2 * s->inter, s->hidden));
+		lw->down = take(&at, rbln_layout_matrix_size(s, s->hidden, s->inter));
 	}
 	w->final_norm = take(&at, norm);
-	w->lm_head = take(&at, rbln_layout_packed_size(s->vocab, s->hidden, s->wdtype));
+	w->lm_head = take(&at, rbln_layout_matrix_size(s, s->vocab, s->hidden));
 	w->size = align_up(at, LAYOUT_WEIGHT_ALIGN);
 	return 0;
 }

@@ -43,7 +43,8 @@ struct rbln_layout_shape {
 	uint32_t inter;			/* MLP width of this rank */
 	uint32_t vocab;			/* vocabulary rows of this rank */
 	uint32_t vocab_first;		/* global id of its first row */
-	enum rbln_dtype wdtype;		/* weights */
+	enum rbln_dtype wdtype;		/* weights (embedding, norms, unquantised matrices) */
+	enum rbln_quantize quant;	/* w8a16: every matrix int8 with its scales */
 	enum rbln_dtype kvdtype;	/* KV cache */
 };
 
@@ -123,8 +124,13 @@ void rbln_layout_comm(const struct rbln_layout_shape *s, uint32_t tokens, struct
 
 /* KV partitions ATTENTION splits a block-table row into. */
 uint32_t rbln_layout_partitions(const struct rbln_compiled_config *cc);
-/* Bytes of a packed weight matrix [n, k]. */
+/* Bytes of a packed weight matrix [n, k] of a float type. */
 uint64_t rbln_layout_packed_size(uint32_t n, uint32_t k, enum rbln_dtype dt);
+/*
+ * Bytes of a MATMUL's packed weights [n, k] on this rank: of wdtype, or
+ * under w8a16 int8 followed by the scales of whole panels (rbln_isa.h).
+ */
+uint64_t rbln_layout_matrix_size(const struct rbln_layout_shape *s, uint32_t n, uint32_t k);
 
 #define LAYOUT_MAX_SLOTS (SLOT_COMM + RBLN_MAX_TENSOR_PARALLEL)
 
