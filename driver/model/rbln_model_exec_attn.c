@@ -175,8 +175,9 @@ int rbln_model_exec_attention(const struct rbln_isa_attention *c,
 			      const struct rbln_model_bo *bos,
 			      const struct rbln_model_env *env)
 {
-	u64 block = (u64)c->block_size * c->kv_heads * c->head_dim *
-		    rbln_model_dtype_size(c->dtype);
+	u64 hbytes = (u64)c->head_dim * rbln_model_dtype_size(c->dtype);
+	u64 block = hbytes * c->block_size * c->kv_heads;
+	bool head_major = c->hdr.flags & RBLN_KV_HEAD_MAJOR;
 	u64 tokens = (u64)c->max_blocks * c->block_size;
 	struct rbln_model_attn at = {
 		.cmd = c,
@@ -193,6 +194,10 @@ int rbln_model_exec_attention(const struct rbln_isa_attention *c,
 		.table_rows = c->block_tables.size / ((u64)c->max_blocks * 4),
 		.parts = (tokens + c->partition_len - 1) / c->partition_len,
 		.group = c->q_heads / c->kv_heads,
+		.head_major = head_major,
+		.block_bytes = block,
+		.token_bytes = head_major ? hbytes : hbytes * c->kv_heads,
+		.head_bytes = head_major ? hbytes * c->block_size : hbytes,
 	};
 	struct rbln_model_par par = {
 		.env = env, .ctx = &at, .fn = rbln_model_attn_piece,

@@ -369,6 +369,19 @@ enum npu_layout {
 	NPU_LAYOUT_PACKED16 = 1,
 };
 
+/*
+ * The paged KV cache's layout; KV_WRITE and ATTENTION of one cache must
+ * use the same. Head-major (ISA 1.2, libnpu 1.2) makes each KV head's
+ * keys and values of a block one contiguous run: decode attention streams
+ * them at several times the token-major rate.
+ */
+enum npu_kv_layout {
+	/* [blocks, block_size, kv_heads, head_dim] (ISA 1.1). */
+	NPU_KV_TOKEN_MAJOR = 0,
+	/* [blocks, kv_heads, block_size, head_dim]. */
+	NPU_KV_HEAD_MAJOR = 1,
+};
+
 /** A tensor: a buffer of the stream's device and a byte offset in it. */
 struct npu_tensor {
 	npu_buffer *buf;
@@ -444,7 +457,7 @@ struct npu_swiglu {
 
 /** Store keys and values into the paged cache at slots[t]. */
 struct npu_kv_write {
-	struct npu_tensor k_cache;	/* dtype [blocks, bs, kv_heads, hd] */
+	struct npu_tensor k_cache;	/* dtype, in @layout */
 	struct npu_tensor v_cache;
 	struct npu_tensor k;		/* float32 rows, k_stride apart */
 	struct npu_tensor v;
@@ -457,6 +470,7 @@ struct npu_kv_write {
 	uint32_t k_stride;		/* 0: kv_heads * head_dim */
 	uint32_t v_stride;		/* 0: kv_heads * head_dim */
 	enum npu_dtype dtype;
+	enum npu_kv_layout layout;
 };
 
 /**
@@ -485,6 +499,7 @@ struct npu_attention {
 	uint32_t partition_len;
 	enum npu_dtype dtype;
 	float scale;
+	enum npu_kv_layout layout;	/* as the cache was written */
 };
 
 /** ARGMAX (k 1) or TOPK: values and indices, best first, per row. */

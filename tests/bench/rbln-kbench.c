@@ -181,7 +181,17 @@ int main(int argc, char **argv)
 		for (int s = 0; s < 2; s++)
 			kb_matmul(dev[0], rows[m], shapes[s][0],
 				  shapes[s][1], l.bw[lim], l.fma[lim], &r[nr++]);
-	kb_attention(dev[0], 8, 4096, 32, 8, 64, 512, l.bw[lim], &r[nr++]);
+	/*
+	 * The engine's head-major cache, batch 8 and one sequence alone (its
+	 * partitions and heads spread over the engines), then the token-major
+	 * layout of ISA 1.1 for comparison.
+	 */
+	kb_attention(dev[0], 8, 4096, 32, 8, 64, 512, NPU_KV_HEAD_MAJOR,
+		     l.bw[lim], &r[nr++]);
+	kb_attention(dev[0], 1, 4096, 32, 8, 64, 512, NPU_KV_HEAD_MAJOR,
+		     l.bw[lim], &r[nr++]);
+	kb_attention(dev[0], 8, 4096, 32, 8, 64, 512, NPU_KV_TOKEN_MAJOR,
+		     l.bw[lim], &r[nr++]);
 	close_ctx(ctx, dev, 1);
 
 	ctx = open_ctx(ndev, 0, dev);

@@ -542,7 +542,7 @@ static void test_kv_write(void **state)
 	};
 
 	(void)state;
-	run_header(&base, sizeof(base), 0);
+	run_header(&base, sizeof(base), RBLN_KV_HEAD_MAJOR);
 	run_fields(&base, sizeof(base), cases, sizeof(cases) / sizeof(*cases));
 	run_operands(&base, sizeof(base), rules, 5);
 }
@@ -635,7 +635,7 @@ static void test_attention(void **state)
 	struct rbln_isa_attention cmd = base;
 
 	(void)state;
-	run_header(&base, sizeof(base), 0);
+	run_header(&base, sizeof(base), RBLN_KV_HEAD_MAJOR);
 	run_fields(&base, sizeof(base), cases, sizeof(cases) / sizeof(*cases));
 	run_operands(&base, sizeof(base), rules, 7);
 	/* A work requirement past 64 bits: rejected, not wrapped. */
@@ -793,8 +793,8 @@ static void test_stream_mutations(void **state)
 	sb_free(&sb);
 }
 
-/* ISA 1.0 streams stay valid in 1.1, with the same meaning. */
-static void test_isa_10_streams(void **state)
+/* ISA 1.0 and 1.1 streams stay valid in 1.2, with the same meaning. */
+static void test_older_streams(void **state)
 {
 	struct rbln_isa_stream_header *hdr;
 	struct rbln_model_diag diag;
@@ -811,10 +811,12 @@ static void test_isa_10_streams(void **state)
 	hdr->version_minor = 1;
 	assert_int_equal(validate_copy(sb.buf, sb.len, bos, NBOS, &diag, 0), 0);
 	hdr->version_minor = 2;
+	assert_int_equal(validate_copy(sb.buf, sb.len, bos, NBOS, &diag, 0), 0);
+	hdr->version_minor = 3;
 	expect_reject(&sb, bos, NBOS, RBLN_ISA_ERR_VERSION, HDR_ERR, NONE,
 		      NONE);
 	sb_free(&sb);
-	assert_int_equal(RBLN_ISA_VERSION, 0x10001);
+	assert_int_equal(RBLN_ISA_VERSION, 0x10002);
 }
 
 int main(void)
@@ -829,7 +831,7 @@ int main(void)
 		cmocka_unit_test(test_attention),
 		cmocka_unit_test(test_argmax_topk),
 		cmocka_unit_test(test_stream_mutations),
-		cmocka_unit_test(test_isa_10_streams),
+		cmocka_unit_test(test_older_streams),
 	};
 
 	rng_seed_from_env();
