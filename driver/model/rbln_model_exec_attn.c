@@ -8,7 +8,8 @@
  * group of KV heads), each piece independent of the others: that is where
  * decode gets its parallelism, since one long sequence yields many
  * partitions. A piece covers all KV heads when there are enough pieces
- * for the engines (its tokens' rows are then read front to back), fewer
+ * for the engines (its heads' runs of a head-major cache, or its tokens'
+ * rows of a token-major one, are then read front to back), fewer
  * otherwise; how heads are grouped does not change any result.
  * Phase two merges each query row's partitions in order. A piece is cut
  * into brackets of a few rows by RBLN_MODEL_ATTN_TOKENS tokens (a
