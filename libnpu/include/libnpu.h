@@ -349,7 +349,7 @@ int npu_stream_submit(npu_stream *s, npu_queue *q, npu_fence *const *wait,
 
 /*
  * Builders of the compute commands of ISA 1.1 (libnpu 1.1; devices report
- * isa_minor >= 1). Shapes are in elements, tensors are (buffer, byte
+ * isa_minor >= 1; a head-major KV cache, NPU_KV_HEAD_MAJOR, needs 1.2). Shapes are in elements, tensors are (buffer, byte
  * offset) and dense unless a stride says otherwise; the builder computes
  * every operand's size from the shape (an overflow is -EINVAL, sticky like
  * every builder error) and the device validates the rest at submission.

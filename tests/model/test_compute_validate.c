@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * test_compute_validate.c - validation of the compute opcodes of ISA 1.1:
+ * test_compute_validate.c - validation of the compute opcodes of ISA 1.2:
  * for each opcode a valid command, then every rejection with its exact
  * diagnostic: command size and flags, pad and reserved fields, enums,
  * float parameters, shape fields, each operand's flags, buffer index,
  * overflow, bounds, alignment, zero size and access (generated for every
  * operand from its rule), sizes that disagree with the shape (including
- * products that would overflow), and the aliasing rules. Also: 1.0
- * streams stay valid, and truncations and bit flips of a stream of every
+ * products that would overflow), and the aliasing rules. Also: 1.0 and
+ * 1.1 streams stay valid, and truncations and bit flips of a stream of every
  * compute opcode never crash and give consistent diagnostics.
  */
 #include <stddef.h>
