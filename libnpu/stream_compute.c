@@ -80,6 +80,20 @@ static bool tensor(npu_stream *s, struct rbln_isa_operand *op,
 	return npu_stream_operand(s, op, t.buf, access, t.offset, size, what);
 }
 
+/* A KV cache layout into @token_major; false (recorded) if unknown. */
+static bool kv_layout(npu_stream *s, enum npu_kv_layout layout,
+		      bool *token_major, const char *what)
+{
+	if (layout != NPU_KV_TOKEN_MAJOR && layout != NPU_KV_HEAD_MAJOR) {
+		npu_stream_set_error(s, npu_fail(-EINVAL,
+			"%s: layout %d is not an npu_kv_layout", what,
+			(int)layout));
+		return false;
+	}
+	*token_major = layout == NPU_KV_TOKEN_MAJOR;
+	return true;
+}
+
 /* dtypes as the ISA encodes them (equal values, see above). */
 static enum rbln_isa_dtype isa_dtype(enum npu_dtype dtype)
 {
@@ -235,7 +249,8 @@ void npu_stream_kv_write(npu_stream *s, const struct npu_kv_write *op)
 	     op->tokens <= UINT64_MAX / 4;
 	if (!ok)
 		ok = shape_error(s, "npu_stream_kv_write");
-	ok = ok &&
+	ok = ok && kv_layout(s, op->layout, &kv.token_major,
+			     "npu_stream_kv_write") &&
 	     tensor(s, &kc, op->k_cache, T_WRITE, csz, "kv_write k_cache") &&
 	     tensor(s, &vc, op->v_cache, T_WRITE, csz, "kv_write v_cache") &&
 	     tensor(s, &k, op->k, T_READ, ksz, "kv_write k") &&
@@ -288,7 +303,9 @@ void npu_stream_attention(npu_stream *s, const struct npu_attention *op)
 	     mul3(op->table_rows, op->max_blocks, 4, &tsz) && tsz && wsz;
 	if (!ok)
 		ok = shape_error(s, "npu_stream_attention");
-	ok = ok && tensor(s, &a.out, op->out, T_WRITE, osz, "attention out") &&
+	ok = ok && kv_layout(s, op->layout, &a.kv.token_major,
+			     "npu_stream_attention") &&
+	     tensor(s, &a.out, op->out, T_WRITE, osz, "attention out") &&
 	     tensor(s, &a.q, op->q, T_READ, qsz, "attention q") &&
 	     tensor(s, &a.k_cache, op->k_cache, T_READ, csz,
 		    "attention k_cache") &&

@@ -33,10 +33,11 @@ extern "C" {
 #define RBLN_ISA_VERSION_MAJOR		1
 /**
  * RBLN_ISA_VERSION_MINOR: streams of a higher minor version are rejected.
- * 1.1 added the compute opcodes 0x11-0x19; every 1.0 stream is a valid 1.1
- * stream with the same meaning.
+ * 1.1 added the compute opcodes 0x11-0x19; 1.2 added the head-major KV cache
+ * layout (RBLN_KV_HEAD_MAJOR). Every stream of a lower minor version is
+ * valid with the same meaning.
  */
-#define RBLN_ISA_VERSION_MINOR		1
+#define RBLN_ISA_VERSION_MINOR		2
 /** RBLN_ISA_VERSION: as reported in &drm_rbln_device_info.isa_version. */
 #define RBLN_ISA_VERSION \
 	((RBLN_ISA_VERSION_MAJOR << 16) | RBLN_ISA_VERSION_MINOR)
@@ -130,7 +131,8 @@ struct rbln_isa_cmd {
 	__u16 size;
 	/**
 	 * @flags: bits the opcode defines (RBLN_MATMUL_ACCUMULATE,
-	 * RBLN_EMBED_ZERO_OUTSIDE); every other bit must be zero.
+	 * RBLN_EMBED_ZERO_OUTSIDE, RBLN_KV_HEAD_MAJOR); every other bit must
+	 * be zero.
 	 */
 	__u32 flags;
 };
@@ -515,19 +517,31 @@ struct rbln_isa_swiglu {
 };
 
 /**
+ * RBLN_KV_HEAD_MAJOR: &rbln_isa_kv_write and &rbln_isa_attention flag
+ * (ISA 1.2): the caches are laid out [num_blocks, kv_heads, block_size,
+ * head_dim], so one KV head's keys (and values) of a block are one
+ * contiguous run that attention streams. Without it the layout is that of
+ * ISA 1.1, [num_blocks, block_size, kv_heads, head_dim]. A cache must be
+ * written and read with the same flag.
+ */
+#define RBLN_KV_HEAD_MAJOR		0x1U
+
+/**
  * struct rbln_isa_kv_write - RBLN_OP_KV_WRITE: store keys and values
  *
  * The paged KV cache: @k_cache and @v_cache, equal sizes, each
- * [num_blocks, @block_size, @kv_heads, @head_dim] of @dtype (num_blocks =
- * size / one block). @k and @v hold T token rows (T = slots.size / 4) of
- * kv_heads * head_dim floats, @k_stride and @v_stride floats apart. Token
- * t goes to slot s = slots[t] (block s / block_size, offset s %
- * block_size); a negative slot skips the token (padding), a slot at or
- * past num_blocks * block_size faults the job. float32 is narrowed to
- * @dtype rounding to nearest even. No operand overlaps another.
+ * [num_blocks, @block_size, @kv_heads, @head_dim] of @dtype, or
+ * [num_blocks, @kv_heads, @block_size, @head_dim] with RBLN_KV_HEAD_MAJOR
+ * in hdr.flags (num_blocks = size / one block). @k and @v hold T token
+ * rows (T = slots.size / 4) of kv_heads * head_dim floats, @k_stride and
+ * @v_stride floats apart. Token t goes to slot s = slots[t] (block s /
+ * block_size, offset s % block_size); a negative slot skips the token
+ * (padding), a slot at or past num_blocks * block_size faults the job.
+ * float32 is narrowed to @dtype rounding to nearest even. No operand
+ * overlaps another.
  */
 struct rbln_isa_kv_write {
-	/** @hdr: opcode RBLN_OP_KV_WRITE, size 152. */
+	/** @hdr: opcode RBLN_OP_KV_WRITE, size 152, flag RBLN_KV_HEAD_MAJOR. */
 	struct rbln_isa_cmd hdr;
 	/** @k_cache: key cache, written. */
 	struct rbln_isa_operand k_cache;
@@ -579,9 +593,11 @@ struct rbln_isa_kv_write {
  *
  * @q holds T rows @q_stride floats apart, each q_heads * head_dim floats;
  * @out is float32 [T, q_heads, head_dim]. @out and @work overlap nothing.
+ * RBLN_KV_HEAD_MAJOR in hdr.flags reads caches of that layout; the layout
+ * changes no result.
  */
 struct rbln_isa_attention {
-	/** @hdr: opcode RBLN_OP_ATTENTION, size 216. */
+	/** @hdr: opcode RBLN_OP_ATTENTION, size 216, flag RBLN_KV_HEAD_MAJOR. */
 	struct rbln_isa_cmd hdr;
 	/** @out: float32 [T, q_heads, head_dim], written. */
 	struct rbln_isa_operand out;

@@ -8,7 +8,8 @@
  * group of KV heads), each piece independent of the others: that is where
  * decode gets its parallelism, since one long sequence yields many
  * partitions. A piece covers all KV heads when there are enough pieces
- * for the engines (its tokens' rows are then read front to back), fewer
+ * for the engines (its heads' runs of a head-major cache, or its tokens'
+ * rows of a token-major one, are then read front to back), fewer
  * otherwise; how heads are grouped does not change any result.
  * Phase two merges each query row's partitions in order. A piece is cut
  * into brackets of a few rows by RBLN_MODEL_ATTN_TOKENS tokens (a
@@ -228,8 +229,9 @@ int rbln_model_exec_attention(const struct rbln_isa_attention *c,
 			      const struct rbln_model_bo *bos,
 			      const struct rbln_model_env *env)
 {
-	u64 block = (u64)c->block_size * c->kv_heads * c->head_dim *
-		    rbln_model_dtype_size(c->dtype);
+	u64 hbytes = (u64)c->head_dim * rbln_model_dtype_size(c->dtype);
+	u64 block = hbytes * c->block_size * c->kv_heads;
+	bool head_major = c->hdr.flags & RBLN_KV_HEAD_MAJOR;
 	u64 tokens = (u64)c->max_blocks * c->block_size;
 	struct rbln_model_attn at = {
 		.cmd = c,
@@ -246,6 +248,10 @@ int rbln_model_exec_attention(const struct rbln_isa_attention *c,
 		.table_rows = c->block_tables.size / ((u64)c->max_blocks * 4),
 		.parts = (tokens + c->partition_len - 1) / c->partition_len,
 		.group = c->q_heads / c->kv_heads,
+		.head_major = head_major,
+		.block_bytes = block,
+		.token_bytes = head_major ? hbytes : hbytes * c->kv_heads,
+		.head_bytes = head_major ? hbytes * c->block_size : hbytes,
 	};
 	struct rbln_model_par par = {
 		.env = env, .ctx = &at, .fn = rbln_model_attn_piece,

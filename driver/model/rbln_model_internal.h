@@ -233,6 +233,11 @@ struct rbln_model_mm {
  * @group: query heads per KV head
  * @kv_per_piece: KV heads one piece of phase one covers
  * @kv_groups: pieces per (sequence, partition): ceil(kv_heads / that)
+ * @head_major: the caches are [block][kv_head][token][head_dim]
+ *	(RBLN_KV_HEAD_MAJOR), else [block][token][kv_head][head_dim]
+ * @block_bytes: bytes of one cache block
+ * @token_bytes: bytes from one token of a head to the next in a block
+ * @head_bytes: bytes from one KV head of a token to the next
  */
 struct rbln_model_attn {
 	const struct rbln_isa_attention *cmd;
@@ -251,6 +256,10 @@ struct rbln_model_attn {
 	u32 group;
 	u32 kv_per_piece;
 	u32 kv_groups;
+	bool head_major;
+	u64 block_bytes;
+	u64 token_bytes;
+	u64 head_bytes;
 };
 
 /**

@@ -21,6 +21,12 @@
  * The query heads of one KV head (GQA) are scored together, up to
  * RBLN_K_AH at a time, so each key and value is loaded once for all of
  * them.
+ *
+ * Both cache layouts are read by the same code through three strides
+ * (&struct rbln_model_attn): a token's place in a tile is
+ * block * block_bytes + offset * token_bytes, its KV head's vector is
+ * head_bytes further. Head-major caches are read one KV head at a time,
+ * so each block's keys and values of that head are two contiguous runs.
  */
 
 #define RBLN_K_AH	4U	/* query heads per pass over a tile */
@@ -49,12 +55,12 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(exp1)(float x)
 }
 
 /**
- * rbln_k_tile_offsets() - byte offsets of @nt tokens' rows in the caches
+ * rbln_k_tile_offsets() - byte offsets of @nt tokens in the caches
  * @at: the command
  * @seq: the sequence
  * @t0: first token, @t0 + @nt <= the sequence's ctx_len
  * @nt: tokens, 1 to RBLN_MODEL_ATTN_TILE
- * @off: the offsets of the tokens' [kv_heads, head_dim] rows
+ * @off: the offsets of the tokens' KV head 0 vectors
  *
  * Walks the blocks with one division per tile; each block-table entry is
  * read once (it is run-time data) and checked before any use.
@@ -66,8 +72,6 @@ RBLN_K(tile_offsets)(const struct rbln_model_attn *at,
 		     const struct rbln_model_seq *seq, u64 t0, u32 nt, u64 *off)
 {
 	const struct rbln_isa_attention *c = at->cmd;
-	u64 row = (u64)c->kv_heads * c->head_dim *
-		  rbln_model_dtype_size(c->dtype);
 	u64 blk = t0 / c->block_size;
 	u32 in = (u32)(t0 % c->block_size);
 	u32 t;
@@ -84,17 +88,25 @@ RBLN_K(tile_offsets)(const struct rbln_model_attn *at,
 			if (b < 0 || (u64)b >= at->num_blocks)
 				return -RBLN_EIO;
 		}
-		off[t] = ((u64)b * c->block_size + in) * row;
+		off[t] = (u64)b * at->block_bytes + in * at->token_bytes;
 	}
 	return 0;
 }
 
-/* Asks for bytes [@from, @to) of a tile's rows before they are needed. */
+/*
+ * Asks for the vectors of KV heads [@k0, @k1) of a tile's tokens before
+ * they are needed: in the token-major layout one range per token, in the
+ * head-major one (one head at a time) the tile's part of the head's run.
+ */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
 RBLN_K(tile_prefetch)(const struct rbln_model_attn *at, const u64 *off,
-		      u32 nt, u32 from, u32 to)
+		      u32 nt, u32 k0, u32 k1)
 {
-	u32 t, b;
+	u64 hbytes = (u64)at->cmd->head_dim *
+		     rbln_model_dtype_size(at->cmd->dtype);
+	u64 from = k0 * at->head_bytes, to = (k1 - 1) * at->head_bytes + hbytes;
+	u64 b;
+	u32 t;
 
 	for (t = 0; t < nt; t++)
 		for (b = from; b < to; b += 64) {
@@ -317,7 +329,6 @@ RBLN_K(attn_tile_heads)(const struct rbln_model_attn *at,
 {
 	const struct rbln_isa_attention *c = at->cmd;
 	u64 ent = (u64)c->head_dim + 2;
-	u64 hbytes = (u64)c->head_dim * rbln_model_dtype_size(dtype);
 	const float *q[RBLN_K_AH] = { NULL };
 	float *e[RBLN_K_AH] = { NULL };
 	u32 kvh, hb, nh, j, h;
@@ -337,13 +348,13 @@ RBLN_K(attn_tile_heads)(const struct rbln_model_attn *at,
 					row->part) * ent;
 			}
 			if (dtype == RBLN_DTYPE_BF16)
-				RBLN_K(attn_heads_bf16)(at, off, kvh * hbytes,
+				RBLN_K(attn_heads_bf16)(at, off, kvh * at->head_bytes,
 							q, e, nh, nt);
 			else if (dtype == RBLN_DTYPE_F16)
-				RBLN_K(attn_heads_f16)(at, off, kvh * hbytes,
+				RBLN_K(attn_heads_f16)(at, off, kvh * at->head_bytes,
 						       q, e, nh, nt);
 			else
-				RBLN_K(attn_heads_f32)(at, off, kvh * hbytes,
+				RBLN_K(attn_heads_f32)(at, off, kvh * at->head_bytes,
 						       q, e, nh, nt);
 		}
 }
@@ -357,9 +368,11 @@ RBLN_K(attn_tile_heads)(const struct rbln_model_attn *at,
  * @t1: one past the last
  * @dtype: the caches' type
  *
- * Tiles outer, heads inner: a tile's token rows are read front to back for
- * all the piece's KV heads (a stream the prefetchers follow), and while
- * one tile is computed the next one's rows are already on their way.
+ * Tiles outer, heads inner: in the token-major layout a tile's token rows
+ * are read front to back for all the piece's KV heads (a stream the
+ * prefetchers follow); in the head-major one @row has one KV head, whose
+ * keys and values are read as two runs. While one tile is computed the
+ * next one's vectors are already on their way.
  *
  * Return: 0, or -RBLN_EIO for a bad block id.
  */
@@ -370,8 +383,6 @@ RBLN_K(attn_tokens)(const struct rbln_model_attn *at,
 		    u32 dtype)
 {
 	u64 off[2][RBLN_MODEL_ATTN_TILE];
-	u32 hbytes = at->cmd->head_dim * rbln_model_dtype_size(dtype);
-	u32 from = row->k0 * hbytes, to = row->k1 * hbytes;
 	u32 nt, nn, cur = 0;
 	u64 t;
 
@@ -380,7 +391,7 @@ RBLN_K(attn_tokens)(const struct rbln_model_attn *at,
 	nt = t1 - t0 < RBLN_MODEL_ATTN_TILE ? t1 - t0 : RBLN_MODEL_ATTN_TILE;
 	if (RBLN_K(tile_offsets)(at, seq, t0, nt, off[cur]))
 		return -RBLN_EIO;
-	RBLN_K(tile_prefetch)(at, off[cur], nt, from, to);
+	RBLN_K(tile_prefetch)(at, off[cur], nt, row->k0, row->k1);
 	for (t = t0; t < t1; t += nt, nt = nn, cur ^= 1) {
 		nn = 0;
 		if (t + nt < t1) {
@@ -389,9 +400,40 @@ RBLN_K(attn_tokens)(const struct rbln_model_attn *at,
 			if (RBLN_K(tile_offsets)(at, seq, t + nt, nn,
 						 off[cur ^ 1]))
 				return -RBLN_EIO;
-			RBLN_K(tile_prefetch)(at, off[cur ^ 1], nn, from, to);
+			/*
+			 * A head-major run continuing in the same block is
+			 * followed by the hardware prefetcher (software
+			 * prefetches there only took its fill buffers,
+			 * measured); the next block's run starts cold.
+			 */
+			if (!at->head_major ||
+			    off[cur ^ 1][0] != off[cur][nt - 1] + at->token_bytes)
+				RBLN_K(tile_prefetch)(at, off[cur ^ 1], nn,
+						      row->k0, row->k1);
 		}
 		RBLN_K(attn_tile_heads)(at, row, off[cur], nt, dtype);
+	}
+	return 0;
+}
+
+/*
+ * rbln_k_attn_tokens() for all of @row's KV heads at once (token-major), or
+ * one head after the other (head-major: each head's run read to its end).
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR int
+RBLN_K(attn_heads_tokens)(const struct rbln_model_attn *at,
+			  const struct rbln_model_seq *seq,
+			  const struct rbln_k_attn_row *row, u64 t0, u64 t1,
+			  u32 dtype)
+{
+	struct rbln_k_attn_row one = *row;
+
+	if (!at->head_major)
+		return RBLN_K(attn_tokens)(at, seq, row, t0, t1, dtype);
+	for (one.k0 = row->k0; one.k0 < row->k1; one.k0++) {
+		one.k1 = one.k0 + 1;
+		if (RBLN_K(attn_tokens)(at, seq, &one, t0, t1, dtype))
+			return -RBLN_EIO;
 	}
 	return 0;
 }
@@ -446,7 +488,7 @@ RBLN_K(attn_rows)(const struct rbln_model_attn *at,
 			memset(e, 0, ent * 4);
 			e[0] = -__builtin_inff();
 		}
-		if (RBLN_K(attn_tokens)(at, seq, &row, t0, t1, dtype))
+		if (RBLN_K(attn_heads_tokens)(at, seq, &row, t0, t1, dtype))
 			return -RBLN_EIO;
 	}
 	return 0;

@@ -320,10 +320,11 @@ RBLN_K(kv_write)(const struct rbln_isa_kv_write *c, u8 *kc, u8 *vc,
 		 u64 t0, u64 t1)
 {
 	u64 width = (u64)c->kv_heads * c->head_dim;
-	u64 slot_bytes = width * rbln_model_dtype_size(c->dtype);
+	u64 hbytes = (u64)c->head_dim * rbln_model_dtype_size(c->dtype);
 	u64 nslots = num_blocks * c->block_size;
+	u64 t, at, hstep;
+	u32 h;
 	s32 s;
-	u64 t;
 
 	for (t = t0; t < t1; t++) {
 		s = rbln_os_read_once_s32(slots + 4 * t);
@@ -331,13 +332,28 @@ RBLN_K(kv_write)(const struct rbln_isa_kv_write *c, u8 *kc, u8 *vc,
 			continue;
 		if ((u64)s >= nslots)
 			return -RBLN_EIO;
-		/* [block][offset][head][dim]: slot s is row s of the cache. */
-		RBLN_K(narrow)(kc + (u64)s * slot_bytes,
-			       (const float *)k + t * c->k_stride, c->dtype,
-			       width);
-		RBLN_K(narrow)(vc + (u64)s * slot_bytes,
-			       (const float *)v + t * c->v_stride, c->dtype,
-			       width);
+		if (!(c->hdr.flags & RBLN_KV_HEAD_MAJOR)) {
+			/* [block][offset][head][dim]: slot s is row s. */
+			RBLN_K(narrow)(kc + (u64)s * c->kv_heads * hbytes,
+				       (const float *)k + t * c->k_stride,
+				       c->dtype, width);
+			RBLN_K(narrow)(vc + (u64)s * c->kv_heads * hbytes,
+				       (const float *)v + t * c->v_stride,
+				       c->dtype, width);
+			continue;
+		}
+		/* [block][head][offset][dim]: a run of block_size per head. */
+		at = ((u64)s / c->block_size * c->kv_heads * c->block_size +
+		      (u64)s % c->block_size) * hbytes;
+		hstep = (u64)c->block_size * hbytes;
+		for (h = 0; h < c->kv_heads; h++, at += hstep) {
+			RBLN_K(narrow)(kc + at, (const float *)k +
+				       t * c->k_stride + (u64)h * c->head_dim,
+				       c->dtype, c->head_dim);
+			RBLN_K(narrow)(vc + at, (const float *)v +
+				       t * c->v_stride + (u64)h * c->head_dim,
+				       c->dtype, c->head_dim);
+		}
 	}
 	return 0;
 }

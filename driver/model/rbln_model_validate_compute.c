@@ -680,6 +680,9 @@ u32 rbln_model_cmd_flags(u16 opcode)
 		return RBLN_MATMUL_ACCUMULATE;
 	case RBLN_OP_EMBED:
 		return RBLN_EMBED_ZERO_OUTSIDE;
+	case RBLN_OP_KV_WRITE:
+	case RBLN_OP_ATTENTION:
+		return RBLN_KV_HEAD_MAJOR;
 	}
 	return 0;
 }

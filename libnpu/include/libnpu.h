@@ -349,7 +349,7 @@ int npu_stream_submit(npu_stream *s, npu_queue *q, npu_fence *const *wait,
 
 /*
  * Builders of the compute commands of ISA 1.1 (libnpu 1.1; devices report
- * isa_minor >= 1). Shapes are in elements, tensors are (buffer, byte
+ * isa_minor >= 1; a head-major KV cache, NPU_KV_HEAD_MAJOR, needs 1.2). Shapes are in elements, tensors are (buffer, byte
  * offset) and dense unless a stride says otherwise; the builder computes
  * every operand's size from the shape (an overflow is -EINVAL, sticky like
  * every builder error) and the device validates the rest at submission.
@@ -374,6 +374,19 @@ enum npu_layout {
 	NPU_LAYOUT_ROWMAJOR = 0,
 	/* The device's panels of 16 output columns (npu_pack_weights()). */
 	NPU_LAYOUT_PACKED16 = 1,
+};
+
+/*
+ * The paged KV cache's layout; KV_WRITE and ATTENTION of one cache must
+ * use the same. Head-major (ISA 1.2, libnpu 1.2) makes each KV head's
+ * keys and values of a block one contiguous run: decode attention streams
+ * them at several times the token-major rate.
+ */
+enum npu_kv_layout {
+	/* [blocks, block_size, kv_heads, head_dim] (ISA 1.1). */
+	NPU_KV_TOKEN_MAJOR = 0,
+	/* [blocks, kv_heads, block_size, head_dim]. */
+	NPU_KV_HEAD_MAJOR = 1,
 };
 
 /** A tensor: a buffer of the stream's device and a byte offset in it. */
@@ -451,7 +464,7 @@ struct npu_swiglu {
 
 /** Store keys and values into the paged cache at slots[t]. */
 struct npu_kv_write {
-	struct npu_tensor k_cache;	/* dtype [blocks, bs, kv_heads, hd] */
+	struct npu_tensor k_cache;	/* dtype, in @layout */
 	struct npu_tensor v_cache;
 	struct npu_tensor k;		/* float32 rows, k_stride apart */
 	struct npu_tensor v;
@@ -464,6 +477,7 @@ struct npu_kv_write {
 	uint32_t k_stride;		/* 0: kv_heads * head_dim */
 	uint32_t v_stride;		/* 0: kv_heads * head_dim */
 	enum npu_dtype dtype;
+	enum npu_kv_layout layout;
 };
 
 /**
@@ -492,6 +506,7 @@ struct npu_attention {
 	uint32_t partition_len;
 	enum npu_dtype dtype;
 	float scale;
+	enum npu_kv_layout layout;	/* as the cache was written */
 };
 
 /** ARGMAX (k 1) or TOPK: values and indices, best first, per row. */

@@ -176,6 +176,12 @@ void isa_encode_swiglu(struct isa_stream *s, struct rbln_isa_operand dst,
 	isa_encode_raw(s, &c, sizeof(c));
 }
 
+/* The header flag of a cache's layout. */
+static uint32_t kv_flags(const struct isa_kv_shape *kv)
+{
+	return kv->token_major ? 0 : RBLN_KV_HEAD_MAJOR;
+}
+
 void isa_encode_kv_write(struct isa_stream *s, struct rbln_isa_operand k_cache,
 			 struct rbln_isa_operand v_cache,
 			 struct rbln_isa_operand k, struct rbln_isa_operand v,
@@ -184,7 +190,7 @@ void isa_encode_kv_write(struct isa_stream *s, struct rbln_isa_operand k_cache,
 			 uint32_t v_stride)
 {
 	struct rbln_isa_kv_write c = {
-		.hdr = header(RBLN_OP_KV_WRITE, sizeof(c), 0),
+		.hdr = header(RBLN_OP_KV_WRITE, sizeof(c), kv_flags(kv)),
 		.k_cache = k_cache, .v_cache = v_cache, .k = k, .v = v,
 		.slots = slots, .dtype = (uint32_t)kv->dtype,
 		.block_size = kv->block_size, .kv_heads = kv->kv_heads,
@@ -198,7 +204,7 @@ void isa_encode_kv_write(struct isa_stream *s, struct rbln_isa_operand k_cache,
 void isa_encode_attention(struct isa_stream *s, const struct isa_attention *a)
 {
 	struct rbln_isa_attention c = {
-		.hdr = header(RBLN_OP_ATTENTION, sizeof(c), 0),
+		.hdr = header(RBLN_OP_ATTENTION, sizeof(c), kv_flags(&a->kv)),
 		.out = a->out, .q = a->q, .k_cache = a->k_cache,
 		.v_cache = a->v_cache, .seqs = a->seqs,
 		.block_tables = a->block_tables, .work = a->work,

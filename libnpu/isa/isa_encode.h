@@ -123,12 +123,18 @@ void isa_encode_swiglu(struct isa_stream *s, struct rbln_isa_operand dst,
 		       struct rbln_isa_operand gate, struct rbln_isa_operand up,
 		       uint32_t n, uint32_t gate_stride, uint32_t up_stride);
 
-/** struct isa_kv_shape - a paged KV cache as KV_WRITE and ATTENTION see it */
+/**
+ * struct isa_kv_shape - a paged KV cache as KV_WRITE and ATTENTION see it
+ * @token_major: the ISA 1.1 layout [block][token][kv_head][head_dim]; by
+ *	default (false) the head-major one (RBLN_KV_HEAD_MAJOR), which decode
+ *	attention reads several times faster
+ */
 struct isa_kv_shape {
 	enum rbln_isa_dtype dtype;
 	uint32_t block_size;
 	uint32_t kv_heads;
 	uint32_t head_dim;
+	bool token_major;
 };
 
 void isa_encode_kv_write(struct isa_stream *s, struct rbln_isa_operand k_cache,

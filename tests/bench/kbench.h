@@ -53,10 +53,11 @@ struct kb_result {
 void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 	       enum npu_dtype dtype, double bw, double peak,
 	       struct kb_result *out);
-/* Decode ATTENTION: @batch sequences of @ctx tokens (bfloat16 cache). */
+/* Decode ATTENTION: @batch sequences of @ctx tokens (bfloat16 cache in @layout). */
 void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
 		  uint32_t q_heads, uint32_t kv_heads, uint32_t head_dim,
-		  uint32_t partition, double bw, struct kb_result *out);
+		  uint32_t partition, enum npu_kv_layout layout, double bw,
+		  struct kb_result *out);
 /* All-reduce of @bytes over every open device of @devs: latency. */
 void kb_allreduce(npu_device *const *devs, unsigned int n, uint64_t bytes,
 		  struct kb_result *out);

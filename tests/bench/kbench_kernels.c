@@ -174,7 +174,8 @@ void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 
 void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
 		  uint32_t q_heads, uint32_t kv_heads, uint32_t head_dim,
-		  uint32_t partition, double bw, struct kb_result *out)
+		  uint32_t partition, enum npu_kv_layout layout, double bw,
+		  struct kb_result *out)
 {
 	const uint32_t bs = partition, max_blocks = (ctx + bs - 1) / bs;
 	const uint64_t blocks = (uint64_t)batch * max_blocks;
@@ -216,7 +217,7 @@ void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
 		.num_blocks = blocks, .table_rows = batch, .q_heads = q_heads,
 		.kv_heads = kv_heads, .head_dim = head_dim, .block_size = bs,
 		.max_blocks = max_blocks, .partition_len = partition,
-		.dtype = NPU_DTYPE_BF16, .scale = 0.125f,
+		.dtype = NPU_DTYPE_BF16, .scale = 0.125f, .layout = layout,
 	};
 	kb_check(npu_buffer_alloc(dev, npu_attention_work_size(&at), 0, &wb),
 		 "work");
@@ -230,8 +231,9 @@ void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
 	}
 	t = time_stream(s, q, 8) / sets;
 	snprintf(out->name, sizeof(out->name),
-		 "ATTENTION decode b=%u ctx=%u kvh=%u qh=%u hd=%u part=%u bf16",
-		 batch, ctx, kv_heads, q_heads, head_dim, partition);
+		 "ATTENTION decode b=%u ctx=%u kvh=%u qh=%u hd=%u part=%u bf16 %s",
+		 batch, ctx, kv_heads, q_heads, head_dim, partition,
+		 layout == NPU_KV_HEAD_MAJOR ? "head-major" : "token-major");
 	out->value = 2.0 * (double)cbytes / t / 1e9;
 	out->unit = "GB/s";
 	out->limit = bw / 1e9;

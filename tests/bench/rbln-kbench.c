@@ -9,8 +9,10 @@
  * Memory bandwidth, float32 FMA peak and the bfloat16 peaks (vdpbf16ps,
  * AMX tiles; where the CPU has them) with 1 and 2 threads (more with -t), then
  * MATMUL M=1, 8 (a decode batch) and 512 on 2048x8192 and 8192x2048
- * bfloat16 weights, decode ATTENTION (batch 8, 4096-token contexts, 8 KV
- * heads of 64, 32 query heads, partitions of 512), ALLREDUCE of 8 KiB and
+ * bfloat16 weights, decode ATTENTION (4096-token contexts, 8 KV heads of
+ * 64, 32 query heads, partitions of 512; on the engine's head-major cache
+ * with batch 8 and 1, and on the token-major cache of ISA 1.1 with batch
+ * 8 for comparison), ALLREDUCE of 8 KiB and
  * 1 MiB over 8 devices; then the limits again, each kernel held to the
  * better figure: bandwidth-bound kernels to the read bandwidth, MATMUL of
  * several rows to the float32 FMA peak (its arithmetic) and, beside it,
@@ -63,7 +65,7 @@ static void row(const struct kb_result *r)
 		snprintf(bratio, sizeof(bratio), "%.0f%%",
 			 100.0 * r->value / r->bf16_limit);
 	}
-	printf("%-62s %9.1f %-8s %9s %6s %9s %6s\n", r->name, r->value,
+	printf("%-76s %9.1f %-8s %9s %6s %9s %6s\n", r->name, r->value,
 	       r->unit, lim, ratio, bl, bratio);
 }
 
@@ -186,7 +188,17 @@ int main(int argc, char **argv)
 	for (int s = 0; s < 2; s++)
 		kb_matmul(dev[0], 1, shapes[s][0], shapes[s][1], NPU_DTYPE_I8,
 			  l.bw[lim], l.fma[lim], &r[nr++]);
-	kb_attention(dev[0], 8, 4096, 32, 8, 64, 512, l.bw[lim], &r[nr++]);
+	/*
+	 * The engine's head-major cache, batch 8 and one sequence alone (its
+	 * partitions and heads spread over the engines), then the token-major
+	 * layout of ISA 1.1 for comparison.
+	 */
+	kb_attention(dev[0], 8, 4096, 32, 8, 64, 512, NPU_KV_HEAD_MAJOR,
+		     l.bw[lim], &r[nr++]);
+	kb_attention(dev[0], 1, 4096, 32, 8, 64, 512, NPU_KV_HEAD_MAJOR,
+		     l.bw[lim], &r[nr++]);
+	kb_attention(dev[0], 8, 4096, 32, 8, 64, 512, NPU_KV_TOKEN_MAJOR,
+		     l.bw[lim], &r[nr++]);
 	close_ctx(ctx, dev, 1);
 
 	ctx = open_ctx(ndev, 0, dev);
@@ -203,7 +215,7 @@ int main(int argc, char **argv)
 	printf("\nkernels (CPU variant %s) on one emulated device with %u engine%s (limits: %u thread%s)\n",
 	       variant ? variant : "auto", info.num_engines,
 	       info.num_engines > 1 ? "s" : "", lim, lim > 1 ? "s" : "");
-	printf("%-62s %9s %-8s %9s %6s %9s %6s\n", "kernel", "achieved", "unit",
+	printf("%-76s %9s %-8s %9s %6s %9s %6s\n", "kernel", "achieved", "unit",
 	       "limit", "ratio", "bf16 lim", "ratio");
 	for (unsigned int i = 0; i < nr; i++) {
 		if (r[i].limit > 0 && strcmp(r[i].unit, "GB/s") == 0) {

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * The compute commands of ISA 1.1 through libnpu's builders: MATMUL in
- * both layouts (weights packed with npu_pack_weights()), bfloat16 and
- * int8 with its scales, against float64;
- * one transformer layer's worth of commands chained in a single stream
- * (EMBED, RMSNORM, MATMUL, ROPE, KV_WRITE, ATTENTION, SWIGLU, ARGMAX,
- * TOPK), each result checked against a float64 reference computed from
- * the device's own inputs to it; and the errors: a shape the builder
- * refuses, a stream the device rejects (named in the detail), and a run-
- * time fault of index data (-EIO). Tolerances as in tests/model.
+ * The compute commands of ISA 1.1 and 1.2 through libnpu's builders:
+ * MATMUL in both layouts (weights packed with npu_pack_weights()),
+ * bfloat16 and int8 with its scales, against float64; one transformer
+ * layer's worth of commands chained in a single stream (EMBED, RMSNORM,
+ * MATMUL, ROPE, KV_WRITE and ATTENTION on a head-major cache, SWIGLU,
+ * ARGMAX, TOPK), each result checked against a float64 reference computed
+ * from the device's own inputs to it; and the errors: a shape or cache
+ * layout the builder refuses, a stream the device rejects (named in the
+ * detail), and a run-time fault of index data (-EIO). Tolerances as in
+ * tests/model.
  */
 #include <errno.h>
 #include <math.h>
@@ -302,7 +303,7 @@ static void test_layer_stream(void **state)
 		.num_blocks = NB, .table_rows = 1, .q_heads = HQ,
 		.kv_heads = HKV, .head_dim = HD, .block_size = BS,
 		.max_blocks = NB, .partition_len = 3, .dtype = NPU_DTYPE_BF16,
-		.scale = 0.35355339f,
+		.scale = 0.35355339f, .layout = NPU_KV_HEAD_MAJOR,
 	};
 	npu_buffer *wbuf = conf_alloc(dev, npu_attention_work_size(&at), 0);
 
@@ -332,7 +333,8 @@ static void test_layer_stream(void **state)
 		.k_cache = { b[13], 0 }, .v_cache = { b[14], 0 },
 		.k = { b[9], 0 }, .v = { b[10], 0 }, .slots = { b[12], 0 },
 		.num_blocks = NB, .tokens = T, .block_size = BS,
-		.kv_heads = HKV, .head_dim = HD, .dtype = NPU_DTYPE_BF16 });
+		.kv_heads = HKV, .head_dim = HD, .dtype = NPU_DTYPE_BF16,
+		.layout = NPU_KV_HEAD_MAJOR });
 	npu_stream_attention(s, &at);
 	npu_stream_swiglu(s, &(struct npu_swiglu){
 		.dst = { b[19], 0 }, .gate = { b[18], 0 },
@@ -375,13 +377,17 @@ static void test_layer_stream(void **state)
 				ref = x2 * cos(ang) + x1 * sin(ang);
 				assert_true(fabs(out[i + HD / 2] - ref) < 1e-4);
 			}
-	/* The caches hold k and v rounded to bfloat16, at their slots. */
+	/*
+	 * The caches hold k and v rounded to bfloat16, at their slots, head
+	 * major: [block][kv_head][offset][head_dim].
+	 */
 	for (int t = 0; t < T; t++)
 		for (int i = 0; i < HKV * HD; i++) {
-			assert_int_equal(kc[slots[t] * HKV * HD + i],
-					 to_bf16(kk[t * HKV * HD + i]));
-			assert_int_equal(vc[slots[t] * HKV * HD + i],
-					 to_bf16(vv[t * HKV * HD + i]));
+			int at = ((slots[t] / BS * HKV + i / HD) * BS +
+				  slots[t] % BS) * HD + i % HD;
+
+			assert_int_equal(kc[at], to_bf16(kk[t * HKV * HD + i]));
+			assert_int_equal(vc[at], to_bf16(vv[t * HKV * HD + i]));
 		}
 	/* Causal attention of each token over the cached bfloat16 values. */
 	for (int t = 0; t < T; t++)
@@ -453,6 +459,17 @@ static void test_errors(void **state)
 	assert_npu(npu_stream_error(s), -EINVAL);
 	assert_npu(npu_stream_submit(s, fx->queue[0], NULL, 0, &f), -EINVAL);
 	assert_detail_contains("npu_stream_matmul");
+	npu_stream_reset(s);
+
+	/* A cache layout that does not exist: the builder names it. */
+	npu_stream_kv_write(s, &(struct npu_kv_write){
+		.k_cache = { buf, 0 }, .v_cache = { buf, 1024 },
+		.k = { buf, 2048 }, .v = { buf, 2560 }, .slots = { buf, 3072 },
+		.num_blocks = 1, .tokens = 1, .block_size = 4, .kv_heads = 2,
+		.head_dim = 8, .dtype = NPU_DTYPE_F32,
+		.layout = (enum npu_kv_layout)7 });
+	assert_npu(npu_stream_submit(s, fx->queue[0], NULL, 0, &f), -EINVAL);
+	assert_detail_contains("layout 7");
 	npu_stream_reset(s);
 
 	/* Weights past the buffer: the device's validation, named. */

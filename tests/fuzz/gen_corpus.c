@@ -317,6 +317,8 @@ static void compute_seeds(struct seed *s, const char *dir)
 		cmd(s, c);
 		c.dtype = RBLN_DTYPE_F16;
 		cmd(s, c);
+		c.hdr.flags = RBLN_KV_HEAD_MAJOR;
+		cmd(s, c);
 	}
 	finish(s, dir, "kv-write");
 
@@ -352,6 +354,8 @@ static void compute_seeds(struct seed *s, const char *dir)
 			.scale = 0x3eb504f3,
 		};
 
+		cmd(s, c);
+		c.hdr.flags = RBLN_KV_HEAD_MAJOR;
 		cmd(s, c);
 	}
 	finish(s, dir, "attention");

@@ -6,8 +6,9 @@
  * on a partition boundary, GQA and MQA head mappings, every cache type and
  * both CPU variants. Then the promises: partitioned equals unpartitioned
  * (to rounding), paged equals contiguous and any block size (bit for
- * bit), any engine count (bit for bit); rows of no sequence untouched;
- * KV_WRITE then ATTENTION in one stream; and every run-time fault of the
+ * bit), either cache layout (token- or head-major, bit for bit), any engine
+ * count (bit for bit); rows of no sequence untouched; KV_WRITE then
+ * ATTENTION in one stream, in both layouts; and every run-time fault of the
  * descriptors and block tables.
  *
  * Tolerance: the output is a convex combination of values; the float32
@@ -48,6 +49,7 @@ static void *xmalloc(size_t n)
  * @max_blocks: block-table row length
  * @nblocks: cache blocks
  * @q_stride: floats between query rows
+ * @flags: the commands' header flags: 0 or RBLN_KV_HEAD_MAJOR
  * @scale: score scale
  * @q: queries
  * @k: keys per sequence [ctx][hkv][hd], rounded to @dtype
@@ -61,6 +63,7 @@ struct attn {
 	uint32_t q_len[8], ctx[8], q_start[8];
 	uint32_t rows, extra_rows;
 	uint32_t hq, hkv, hd, bs, plen, dtype, max_blocks, nblocks, q_stride;
+	uint32_t flags;
 	float scale;
 	float *q;
 	float *k[8], *v[8];
@@ -74,11 +77,20 @@ static uint64_t cache_bytes(const struct attn *a)
 	       test_dtype_size(a->dtype);
 }
 
+/* Element index of KV head @h of cache slot @slot, in @a's layout. */
+static uint64_t attn_elem(const struct attn *a, uint64_t slot, uint32_t h)
+{
+	if (a->flags & RBLN_KV_HEAD_MAJOR)
+		return ((slot / a->bs * a->hkv + h) * a->bs + slot % a->bs) *
+		       a->hd;
+	return (slot * a->hkv + h) * a->hd;
+}
+
 /* Writes every sequence's keys and values into the blocks of its table. */
 static void attn_place(struct attn *a)
 {
 	uint32_t es = test_dtype_size(a->dtype), s, t, i, w = a->hkv * a->hd;
-	uint64_t slot;
+	uint64_t slot, at;
 
 	memset(a->kc, 0xff, cache_bytes(a));
 	memset(a->vc, 0xff, cache_bytes(a));
@@ -87,12 +99,12 @@ static void attn_place(struct attn *a)
 			slot = (uint64_t)a->table[s * a->max_blocks + t / a->bs] *
 			       a->bs + t % a->bs;
 			for (i = 0; i < w; i++) {
-				test_store(a->kc + (slot * w + i) * es,
-					   a->dtype, &a->k[s][(size_t)t * w + i],
-					   1);
-				test_store(a->vc + (slot * w + i) * es,
-					   a->dtype, &a->v[s][(size_t)t * w + i],
-					   1);
+				at = (attn_elem(a, slot, i / a->hd) +
+				      i % a->hd) * es;
+				test_store(a->kc + at, a->dtype,
+					   &a->k[s][(size_t)t * w + i], 1);
+				test_store(a->vc + at, a->dtype,
+					   &a->v[s][(size_t)t * w + i], 1);
 			}
 		}
 }
@@ -212,7 +224,8 @@ static int attn_exec(const struct attn *a, const struct rbln_model_env *env,
 		{ work, wsize, RW },
 	};
 	struct rbln_isa_attention cmd = {
-		.hdr = { .opcode = RBLN_OP_ATTENTION, .size = sizeof(cmd) },
+		.hdr = { .opcode = RBLN_OP_ATTENTION, .size = sizeof(cmd),
+			 .flags = a->flags },
 		.out = OPND(0, 0, osize), .q = OPND(1, 0, qsize),
 		.k_cache = OPND(2, 0, bos[2].size),
 		.v_cache = OPND(3, 0, bos[3].size),
@@ -327,24 +340,36 @@ static void attn_check_unused(const struct attn *a, const float *out)
 	}
 }
 
-/* Every variant and dtype: reference, untouched rows. */
+/*
+ * Every variant and dtype: reference, untouched rows; the head-major
+ * layout gives the token-major one's bits.
+ */
 static void attn_case(uint32_t nseq, const uint32_t *q_len,
 		      const uint32_t *ctx, uint32_t hq, uint32_t hkv,
 		      uint32_t hd, uint32_t bs, uint32_t plen, const char *what)
 {
 	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, dt;
 	struct fake_env f;
+	float *out, *hm;
 	struct attn a;
-	float *out;
 
 	fake_env_init(&f, 1);
 	for (dt = 0; dt < TEST_FLOAT_DTYPES; dt++) {
 		attn_init(&a, nseq, q_len, ctx, hq, hkv, hd, bs, plen, dt);
 		for (i = 0; i < nv; i++) {
 			test_set_variant(v[i]);
+			a.flags = 0;
+			attn_place(&a);
 			out = attn_run(&a, &f.env);
 			attn_check(&a, out, what);
 			attn_check_unused(&a, out);
+			a.flags = RBLN_KV_HEAD_MAJOR;
+			attn_place(&a);
+			hm = attn_run(&a, &f.env);
+			attn_check_unused(&a, hm);
+			assert_memory_equal(out, hm, (size_t)a.rows * a.hq *
+					    a.hd * 4);
+			free(hm);
 			free(out);
 		}
 		attn_free(&a);
@@ -419,13 +444,17 @@ static void test_attn_partitions(void **state)
 	rbln_model_set_cpu(RBLN_MODEL_CPU_AUTO);
 }
 
-/* Where the blocks are, and how big, changes nothing at all. */
+/*
+ * Where the blocks are, how big, and how laid out (token- or head-major)
+ * changes nothing at all.
+ */
 static void test_attn_paged(void **state)
 {
 	static const uint32_t q_len[] = { 3, 1, 12 };
 	static const uint32_t ctx[] = { 70, 129, 40 };
 	static const uint32_t sizes[] = { 1, 3, 16, 64, 256 };
-	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, b, dt;
+	static const uint32_t layouts[] = { 0, RBLN_KV_HEAD_MAJOR };
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, b, dt, l;
 	struct fake_env f;
 	float *base, *got;
 	struct attn a;
@@ -448,11 +477,14 @@ static void test_attn_paged(void **state)
 			got = attn_run(&a, &f.env);
 			assert_memory_equal(base, got, n);
 			free(got);
-			for (b = 0; b < sizeof(sizes) / sizeof(sizes[0]); b++) {
+			for (b = 0; b < 2 * sizeof(sizes) / sizeof(sizes[0]);
+			     b++) {
+				l = b % 2;
+				a.flags = layouts[l];
 				free(a.table);
 				free(a.kc);
 				free(a.vc);
-				a.bs = sizes[b];
+				a.bs = sizes[b / 2];
 				a.max_blocks = (129 + a.bs - 1) / a.bs + 1;
 				a.nblocks = a.nseq * a.max_blocks;
 				a.table = xmalloc((size_t)a.nblocks * 4);
@@ -484,6 +516,9 @@ static void test_attn_engines(void **state)
 	for (i = 0; i < nv; i++) {
 		test_set_variant(v[i]);
 		attn_init(&a, 4, q_len, ctx, 8, 2, 32, 16, 32, RBLN_DTYPE_F16);
+		/* The layout the engine uses. */
+		a.flags = RBLN_KV_HEAD_MAJOR;
+		attn_place(&a);
 		fake_env_init(&f, 1);
 		base = attn_run(&a, &f.env);
 		attn_check(&a, base, "engines");
@@ -509,15 +544,18 @@ static void test_attn_after_kv_write(void **state)
 {
 	static const uint32_t q_len[] = { 1, 1, 1 };
 	static const uint32_t ctx[] = { 50, 17, 1 };
-	uint32_t w, s, dt, slot[3];
+	uint32_t w, s, dt, l, h, slot[3];
 	float *newk, *newv, *out;
 	struct fake_env f;
 	struct attn a;
 
 	(void)state;
 	fake_env_init(&f, 2);
-	for (dt = 0; dt < TEST_FLOAT_DTYPES; dt++) {
-		attn_init(&a, 3, q_len, ctx, 4, 2, 16, 8, 16, dt);
+	for (dt = 0; dt < 2 * TEST_FLOAT_DTYPES; dt++) {
+		l = dt % 2;
+		attn_init(&a, 3, q_len, ctx, 4, 2, 16, 8, 16, dt / 2);
+		a.flags = l ? RBLN_KV_HEAD_MAJOR : 0;
+		attn_place(&a);
 		w = a.hkv * a.hd;
 		/* The last token of each sequence comes from KV_WRITE. */
 		newk = xmalloc((size_t)a.nseq * w * 4);
@@ -531,8 +569,10 @@ static void test_attn_after_kv_write(void **state)
 			       a.v[s] + (size_t)t * w, (size_t)w * 4);
 			slot[s] = (uint32_t)a.table[s * a.max_blocks + t / a.bs] *
 				  a.bs + t % a.bs;
-			memset(a.kc + (uint64_t)slot[s] * w * test_dtype_size(dt),
-			       0xff, (size_t)w * test_dtype_size(dt));
+			for (h = 0; h < a.hkv; h++)
+				memset(a.kc + attn_elem(&a, slot[s], h) *
+				       test_dtype_size(a.dtype), 0xff,
+				       (size_t)a.hd * test_dtype_size(a.dtype));
 		}
 		{
 			struct rbln_model_bo bos[4] = {
@@ -544,13 +584,13 @@ static void test_attn_after_kv_write(void **state)
 			};
 			struct rbln_isa_kv_write kw = {
 				.hdr = { .opcode = RBLN_OP_KV_WRITE,
-					 .size = sizeof(kw) },
+					 .size = sizeof(kw), .flags = a.flags },
 				.k_cache = OPND(0, 0, cache_bytes(&a)),
 				.v_cache = OPND(1, 0, cache_bytes(&a)),
 				.k = OPND(2, 0, bos[2].size),
 				.v = OPND(2, 0, bos[2].size),
 				.slots = OPND(3, 0, sizeof(slot)),
-				.dtype = dt, .block_size = a.bs,
+				.dtype = a.dtype, .block_size = a.bs,
 				.kv_heads = a.hkv, .head_dim = a.hd,
 				.k_stride = w, .v_stride = w,
 			};

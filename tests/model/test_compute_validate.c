@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * test_compute_validate.c - validation of the compute opcodes of ISA 1.1:
+ * test_compute_validate.c - validation of the compute opcodes of ISA 1.2:
  * for each opcode a valid command, then every rejection with its exact
  * diagnostic: command size and flags, pad and reserved fields, enums,
  * float parameters, shape fields, each operand's flags, buffer index,
  * overflow, bounds, alignment, zero size and access (generated for every
  * operand from its rule), sizes that disagree with the shape (including
- * products that would overflow), and the aliasing rules. Also: 1.0
- * streams stay valid, and truncations and bit flips of a stream of every
+ * products that would overflow), and the aliasing rules. Also: 1.0 and
+ * 1.1 streams stay valid, and truncations and bit flips of a stream of every
  * compute opcode never crash and give consistent diagnostics.
  */
 #include <stddef.h>
@@ -612,7 +612,7 @@ static void test_kv_write(void **state)
 	};
 
 	(void)state;
-	run_header(&base, sizeof(base), 0);
+	run_header(&base, sizeof(base), RBLN_KV_HEAD_MAJOR);
 	run_fields(&base, sizeof(base), cases, sizeof(cases) / sizeof(*cases));
 	run_operands(&base, sizeof(base), rules, 5);
 }
@@ -708,7 +708,7 @@ static void test_attention(void **state)
 	struct rbln_isa_attention cmd = base;
 
 	(void)state;
-	run_header(&base, sizeof(base), 0);
+	run_header(&base, sizeof(base), RBLN_KV_HEAD_MAJOR);
 	run_fields(&base, sizeof(base), cases, sizeof(cases) / sizeof(*cases));
 	run_operands(&base, sizeof(base), rules, 7);
 	/* A work requirement past 64 bits: rejected, not wrapped. */
@@ -866,8 +866,8 @@ static void test_stream_mutations(void **state)
 	sb_free(&sb);
 }
 
-/* ISA 1.0 streams stay valid in 1.1, with the same meaning. */
-static void test_isa_10_streams(void **state)
+/* ISA 1.0 and 1.1 streams stay valid in 1.2, with the same meaning. */
+static void test_older_streams(void **state)
 {
 	struct rbln_isa_stream_header *hdr;
 	struct rbln_model_diag diag;
@@ -884,10 +884,12 @@ static void test_isa_10_streams(void **state)
 	hdr->version_minor = 1;
 	assert_int_equal(validate_copy(sb.buf, sb.len, bos, NBOS, &diag, 0), 0);
 	hdr->version_minor = 2;
+	assert_int_equal(validate_copy(sb.buf, sb.len, bos, NBOS, &diag, 0), 0);
+	hdr->version_minor = 3;
 	expect_reject(&sb, bos, NBOS, RBLN_ISA_ERR_VERSION, HDR_ERR, NONE,
 		      NONE);
 	sb_free(&sb);
-	assert_int_equal(RBLN_ISA_VERSION, 0x10001);
+	assert_int_equal(RBLN_ISA_VERSION, 0x10002);
 }
 
 int main(void)
@@ -903,7 +905,7 @@ int main(void)
 		cmocka_unit_test(test_attention),
 		cmocka_unit_test(test_argmax_topk),
 		cmocka_unit_test(test_stream_mutations),
-		cmocka_unit_test(test_isa_10_streams),
+		cmocka_unit_test(test_older_streams),
 	};
 
 	rng_seed_from_env();

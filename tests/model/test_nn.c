@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * test_nn.c - the row-wise compute opcodes (EMBED, RMSNORM, ROPE, SWIGLU,
- * KV_WRITE, ARGMAX, TOPK) against float64 references on fresh random
- * data, outputs poisoned first; edge shapes (one element, widths around
+ * KV_WRITE in both cache layouts, ARGMAX, TOPK) against float64 references
+ * on fresh random data, outputs poisoned first; edge shapes (one element, widths around
  * the vector width, rows longer than one FPU bracket); both CPU variants,
  * which must give the same bits for these opcodes; any engine count the
  * same bits; and the run-time faults of index data.
@@ -544,7 +544,7 @@ static void test_swiglu(void **state)
 /* ------------------------------------------------------------- KV_WRITE */
 
 struct kv_ctx {
-	uint32_t t, blocks, bs, heads, hd, dtype, ks, vs;
+	uint32_t t, blocks, bs, heads, hd, dtype, ks, vs, flags;
 	float *k, *v;
 	int32_t *slots;
 };
@@ -553,6 +553,15 @@ static uint64_t kv_cache_bytes(const struct kv_ctx *c)
 {
 	return (uint64_t)c->blocks * c->bs * c->heads * c->hd *
 	       test_dtype_size(c->dtype);
+}
+
+/* Element index of element @i of slot @s's row in @c's layout. */
+static uint64_t kv_elem(const struct kv_ctx *c, uint32_t s, uint32_t i)
+{
+	if (c->flags & RBLN_KV_HEAD_MAJOR)
+		return (((uint64_t)s / c->bs * c->heads + i / c->hd) * c->bs +
+			s % c->bs) * c->hd + i % c->hd;
+	return (uint64_t)s * c->heads * c->hd + i;
 }
 
 /* @out: the key cache, then the value cache. */
@@ -568,7 +577,8 @@ static void kv_run(void *p, const struct rbln_model_env *env, uint8_t *out)
 		{ (uint8_t *)c->slots, (uint64_t)c->t * 4, RO },
 	};
 	struct rbln_isa_kv_write cmd = {
-		.hdr = { .opcode = RBLN_OP_KV_WRITE, .size = sizeof(cmd) },
+		.hdr = { .opcode = RBLN_OP_KV_WRITE, .size = sizeof(cmd),
+			 .flags = c->flags },
 		.k_cache = OPND(0, 0, cb), .v_cache = OPND(0, cb, cb),
 		.k = OPND(1, 0, bos[1].size), .v = OPND(2, 0, bos[2].size),
 		.slots = OPND(3, 0, bos[3].size), .dtype = c->dtype,
@@ -607,7 +617,8 @@ static void kv_check(void *p, const uint8_t *out)
 	uint32_t es = test_dtype_size(c->dtype), w = c->heads * c->hd;
 	uint32_t nslots = c->blocks * c->bs, t, s, i;
 	uint8_t *written = xmalloc(nslots);
-	const uint8_t *kc, *vc;
+	uint64_t at;
+	uint32_t b;
 
 	memset(written, 0, nslots);
 	for (t = 0; t < c->t; t++) {
@@ -615,22 +626,22 @@ static void kv_check(void *p, const uint8_t *out)
 			continue;
 		s = (uint32_t)c->slots[t];
 		written[s] = 1;
-		kc = out + (uint64_t)s * w * es;
-		vc = out + cb + (uint64_t)s * w * es;
 		for (i = 0; i < w; i++) {
-			kv_expect(c->dtype, kc + i * es,
+			at = kv_elem(c, s, i) * es;
+			kv_expect(c->dtype, out + at,
 				  c->k[(size_t)t * c->ks + i]);
-			kv_expect(c->dtype, vc + i * es,
+			kv_expect(c->dtype, out + cb + at,
 				  c->v[(size_t)t * c->vs + i]);
 		}
 	}
 	/* Slots nobody wrote keep their poison. */
 	for (s = 0; s < nslots; s++)
-		for (i = 0; !written[s] && i < w * es; i++) {
-			assert_int_equal(out[(uint64_t)s * w * es + i], 0xff);
-			assert_int_equal(out[cb + (uint64_t)s * w * es + i],
-					 0xff);
-		}
+		for (i = 0; !written[s] && i < w; i++)
+			for (b = 0; b < es; b++) {
+				at = kv_elem(c, s, i) * es + b;
+				assert_int_equal(out[at], 0xff);
+				assert_int_equal(out[cb + at], 0xff);
+			}
 	free(written);
 }
 
@@ -672,6 +683,8 @@ static void kv_case(uint32_t t, uint32_t blocks, uint32_t bs, uint32_t heads,
 	for (i = 0; i < t; i++)
 		c.slots[i] = i % 4 == 1 ? -1 : (int32_t)perm[i];
 	free(perm);
+	run_everywhere(&vr);
+	c.flags = RBLN_KV_HEAD_MAJOR;
 	run_everywhere(&vr);
 	free(c.k);
 	free(c.v);

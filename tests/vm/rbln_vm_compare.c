@@ -10,7 +10,7 @@
  * split over the engines) and semaphore commands, runs it on both
  * backends and compares every byte of every buffer.
  *
- * Compute rounds run one decoder layer and a head with the ISA 1.1 compute
+ * Compute rounds run one decoder layer and a head with the ISA 1.2 compute
  * commands (EMBED, RMSNORM, MATMUL in every dtype (int8 weights with
  * their scales too) and layout, ROPE with
  * and without llama3 scaling, SWIGLU, KV_WRITE, ATTENTION, ARGMAX, TOPK) on
@@ -294,6 +294,7 @@ struct layer {
 	enum npu_dtype dt;	/* tables, norms, caches */
 	enum npu_dtype mdt;	/* MATMUL weights: dt, or int8 */
 	enum npu_layout layout;
+	enum npu_kv_layout kv;
 	int llama3;
 	uint64_t table, ids, x, normw, xn, wqkv, qkv, pos, kc, vc, slots, seqs,
 		 btab, work, attn, wo, xn2, wgu, gu, act, wd, wlm, logits, amv,
@@ -421,6 +422,7 @@ static int run_layer(struct home *h, const struct layer *l)
 		.slots = TN(l->slots), .num_blocks = NB, .tokens = T,
 		.block_size = BS, .kv_heads = KVH, .head_dim = HD,
 		.k_stride = QKVN, .v_stride = QKVN, .dtype = l->dt,
+		.layout = l->kv,
 	};
 	struct npu_attention att = {
 		.out = TN(l->attn), .q = TN(l->qkv), .k_cache = TN(l->kc),
@@ -429,6 +431,7 @@ static int run_layer(struct home *h, const struct layer *l)
 		.table_rows = 1, .q_heads = QH, .kv_heads = KVH, .head_dim = HD,
 		.q_stride = QKVN, .block_size = BS, .max_blocks = NB,
 		.partition_len = 8, .dtype = l->dt, .scale = 0.25f,
+		.layout = l->kv,
 	};
 	struct npu_matmul o = {
 		.dst = TN(l->x), .a = TN(l->attn), .w = TN(l->wo), .m = T,
@@ -515,6 +518,8 @@ static void compute_round(struct home *k, struct home *e, unsigned int r,
 		.layout = (r < 6 ? r / 3 : r) % 2 ? NPU_LAYOUT_PACKED16 :
 						   NPU_LAYOUT_ROWMAJOR,
 		.llama3 = (int)(r % 2),
+		/* The engine's head-major cache, and once that of ISA 1.1. */
+		.kv = r == 3 ? NPU_KV_TOKEN_MAJOR : NPU_KV_HEAD_MAJOR,
 	};
 	struct npu_attention probe = {
 		.rows = T, .q_heads = QH, .head_dim = HD, .block_size = BS,
@@ -569,9 +574,10 @@ static void compute_round(struct home *k, struct home *e, unsigned int r,
 		if (at < arena_at)
 			printf("# compute round %u differs at byte %zu\n", r, at);
 	}
-	vt_result(same, "compute round %u (%s, weights %s %s, rope %s): layer and head bit-identical",
+	vt_result(same, "compute round %u (%s, weights %s %s, rope %s, %s KV): layer and head bit-identical",
 		  r, dtn[l.dt], dtn[l.mdt], l.layout ? "packed16" : "row-major",
-		  l.llama3 ? "llama3" : "default");
+		  l.llama3 ? "llama3" : "default",
+		  l.kv == NPU_KV_HEAD_MAJOR ? "head-major" : "token-major");
 }
 
 int main(int argc, char **argv)

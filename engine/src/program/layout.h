@@ -67,6 +67,10 @@ struct rbln_layout_weights {
 	struct layout_layer_weights *layer;	/* n_layers entries, malloc'd */
 };
 
+/*
+ * The KV cache: per layer a K and a V cache of [blocks, kv_heads, block_size, head_dim]
+ * (head-major, RBLN_KV_HEAD_MAJOR; the size is that of any layout).
+ */
 struct rbln_layout_kv {
 	uint64_t layer_stride;		/* bytes of one layer's K and V */
 	uint64_t cache_size;		/* bytes of one K (or V) cache of a layer */

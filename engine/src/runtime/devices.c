@@ -90,10 +90,11 @@ static int open_rank(struct rbln_runtime *e, uint32_t r, struct rbln_error *err)
 	rc = npu_device_query(rk->dev, &info);
 	if (rc)
 		return npu_err(err, rc, "querying the device", r);
-	if (info.isa_major != 1 || info.isa_minor < 1)
+	/* 1.1: the compute opcodes; 1.2: the head-major KV cache the programs use. */
+	if (info.isa_major != 1 || info.isa_minor < 2)
 		return rbln_error_set(err, -ENOTSUP, "rank %u: device %s runs ISA %u.%u; the "
-				      "compute opcodes need 1.1", r, info.path, info.isa_major,
-				      info.isa_minor);
+				      "compiled programs need 1.2 (compute opcodes, head-major KV "
+				      "cache)", r, info.path, info.isa_major, info.isa_minor);
 	rc = npu_queue_create(rk->dev, NPU_PRIORITY_NORMAL, &rk->queue);
 	if (rc)
 		return npu_err(err, rc, "creating a queue", r);
