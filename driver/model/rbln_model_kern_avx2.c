@@ -81,6 +81,18 @@ const struct rbln_model_kernels rbln_model_kernels_amx = {
 	.mm = rbln_model_mm_amx,
 	RBLN_K_AVX2_NON_MM,
 };
+
+/*
+ * What auto takes where amx runs: a MATMUL of enough rows as amx, the
+ * rest as avx512 (rbln_model_mm_avx512_amx()). 96 rows per call suit
+ * both: the avx512 MATMULs here have fewer rows than that.
+ */
+const struct rbln_model_kernels rbln_model_kernels_avx512_amx = {
+	.name = "avx512+amx",
+	.mm_rows = 96,
+	.mm = rbln_model_mm_avx512_amx,
+	RBLN_K_AVX2_NON_MM,
+};
 #endif
 
 #endif
