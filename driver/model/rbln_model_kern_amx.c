@@ -44,7 +44,7 @@
 #define RBLN_AMX_KB	32U	/* k per tile block: 16 pairs of bf16 */
 #define RBLN_AMX_ROWS	16U	/* rows of a tile */
 #define RBLN_AMX_PARTS	3U	/* bf16 parts of an activation */
-#define RBLN_AMX_CT	6U	/* C tiles: tmm0..tmm5 */
+#define RBLN_AMX_RT	6U	/* row tiles of one call: 96 rows */
 /*
  * k steps staged at once (a bracket of exec_mm.c runs up to 1024, in
  * runs of this many): bounds the per-thread buffers below to 192 KiB.
@@ -54,7 +54,7 @@
 /* u32 words of one panel's B blocks over RBLN_AMX_KMAX k steps. */
 #define RBLN_AMX_BPANEL	(RBLN_AMX_KMAX / 2 * 16)
 /* The A parts of one call: rows x k, zero padded to whole tiles. */
-#define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_CT * RBLN_AMX_ROWS * \
+#define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_RT * RBLN_AMX_ROWS * \
 			 RBLN_AMX_KMAX)
 
 #define rbln_amx_vu	u32 __attribute__((vector_size(64)))
@@ -80,9 +80,9 @@ struct rbln_amx_cfg {
 } RBLN_AMX_ALIGNED;
 
 /*
- * tmm0..5: C tiles of @rows rows; tmm6: an A part of @rows rows; tmm7:
- * the B block (16 k pairs). Fewer than 16 rows (a decode batch) make the
- * tile loads and dot products shorter.
+ * tmm0..3: C tiles of @rows rows; tmm4, tmm5: A parts of @rows rows;
+ * tmm6, tmm7: B blocks (16 k pairs). Fewer than 16 rows (a decode batch)
+ * make the tile loads and dot products shorter.
  */
 static void rbln_amx_config(u32 rows)
 {
@@ -93,7 +93,7 @@ static void rbln_amx_config(u32 rows)
 	cfg.palette = 1;
 	for (t = 0; t < 8; t++) {
 		cfg.colsb[t] = 64;
-		cfg.rows[t] = t == 7 ? RBLN_AMX_KB / 2 : rows;
+		cfg.rows[t] = t >= 6 ? RBLN_AMX_KB / 2 : rows;
 	}
 	__asm__ volatile("ldtilecfg %0" : : "m"(cfg));
 }
@@ -198,30 +198,15 @@ static inline RBLN_OS_INLINE void rbln_amx_store(u32 t, void *p, u64 stride)
 	}
 }
 
-/* C tile t (0-5) += tmm6 (an A part) . tmm7 (the B block). */
-static inline RBLN_OS_INLINE void rbln_amx_dp(u32 t)
-{
-	switch (t) {
-	case 0:
-		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm0" : : : "memory");
-		break;
-	case 1:
-		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm1" : : : "memory");
-		break;
-	case 2:
-		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm2" : : : "memory");
-		break;
-	case 3:
-		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm3" : : : "memory");
-		break;
-	case 4:
-		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm4" : : : "memory");
-		break;
-	default:
-		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm5" : : : "memory");
-		break;
-	}
-}
+/* C tile tmm@c += A part tmm@a . B block tmm@b (registers named in the code). */
+#define RBLN_AMX_DP(c, a, b) \
+	__asm__ volatile("tdpbf16ps %%tmm" #b ", %%tmm" #a ", %%tmm" #c \
+			 : : : "memory")
+
+/* Tile tmm@t from rows @stride bytes apart at @p. */
+#define RBLN_AMX_LOAD(t, p, stride) \
+	__asm__ volatile("tileloadd (%0,%1,1), %%tmm" #t \
+			 : : "r"(p), "r"((u64)(stride)) : "memory")
 
 /* The top 16 bits of a float's bits, as a float. */
 static inline u32 rbln_amx_bits(float x)
@@ -356,7 +341,7 @@ static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
  * @a: the A parts: [part][row][k], rows padded to whole tiles and k to
  *	whole blocks with zeros
  * @lda: bf16 elements between rows of @a
- * @b: the B blocks of up to RBLN_AMX_CT panels' k range, repacked before the tiles
+ * @b: the B blocks of two panels' k range, repacked before the tiles
  *	load them (a tile load right after the stores that wrote its data
  *	waits for them)
  * @c: a C tile through memory, for partial tiles
@@ -364,7 +349,7 @@ static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
 struct rbln_amx_call {
 	u16 a[RBLN_AMX_ABUF];
 	u64 lda;
-	u32 b[RBLN_AMX_CT * RBLN_AMX_BPANEL] RBLN_AMX_ALIGNED;
+	u32 b[2 * RBLN_AMX_BPANEL] RBLN_AMX_ALIGNED;
 	float c[RBLN_AMX_ROWS * 16] RBLN_AMX_ALIGNED;
 };
 
@@ -489,27 +474,68 @@ static void rbln_amx_pack_panel(const struct rbln_model_mm *mm, u32 p,
 }
 
 /*
- * Rows [m0, m1) (at most RBLN_AMX_CT tiles) times panels [p0, p1) over
+ * One block of C tiles: row tiles @rt and, with @two_rows, rt + 1, times
+ * the staged panel 0 and, with @two_panels, panel 1: tmm0 = (rt, 0),
+ * tmm1 = (rt, 1), tmm2 = (rt + 1, 0), tmm3 = (rt + 1, 1). Per k block the
+ * B blocks go into tmm6/tmm7 once; then per part (hi, mid, lo: each
+ * element's fixed order) the A tiles into tmm4/tmm5 and up to four dot
+ * products that do not wait on each other, so the tile unit overlaps
+ * them; a tile loaded serves two products.
+ */
+static inline RBLN_OS_INLINE void
+rbln_amx_block(const struct rbln_amx_call *st, u32 rt, u32 kc, u64 plane,
+	       bool two_rows, bool two_panels)
+{
+	const u16 *a = st->a + (u64)rt * RBLN_AMX_ROWS * st->lda;
+	const u16 *a1 = a + RBLN_AMX_ROWS * st->lda;
+	const u32 *b1 = st->b + RBLN_AMX_BPANEL;
+	u64 lda2 = st->lda * 2, off;
+	u32 kb, part;
+
+	for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
+		RBLN_AMX_LOAD(6, st->b + kb * 8, 64);
+		if (two_panels)
+			RBLN_AMX_LOAD(7, b1 + kb * 8, 64);
+		for (part = 0; part < RBLN_AMX_PARTS; part++) {
+			off = part * plane * st->lda + kb;
+			RBLN_AMX_LOAD(4, a + off, lda2);
+			if (two_rows)
+				RBLN_AMX_LOAD(5, a1 + off, lda2);
+			RBLN_AMX_DP(0, 4, 6);
+			if (two_panels)
+				RBLN_AMX_DP(1, 4, 7);
+			if (two_rows)
+				RBLN_AMX_DP(2, 5, 6);
+			if (two_rows && two_panels)
+				RBLN_AMX_DP(3, 5, 7);
+		}
+	}
+}
+
+/*
+ * Rows [m0, m1) (at most RBLN_AMX_RT tiles) times panels [p0, p1) over
  * k in [k0, k1) (at most RBLN_AMX_KMAX), bf16 weights; the tiles hold
- * @cfg_rows rows (16, or all rows when fewer).
+ * @cfg_rows rows (16, or all rows when fewer). The A parts are split
+ * once for all panels, each pair of panels' B blocks repacked once for
+ * all row tiles.
  */
 static RBLN_AMX_ATTR void
 rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 		 u32 p1, u32 k0, u32 k1, u32 cfg_rows)
 {
 	struct rbln_amx_call *st = &rbln_amx_call_buf;
-	struct rbln_amx_out o[RBLN_AMX_CT];
+	struct rbln_amx_out o[2];
 	u32 nrows = (u32)(m1 - m0), kc = k1 - k0;
 	u32 tiles = (nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
 	bool zero = k0 == 0 && !mm->accumulate;
 	const float *a = (const float *)mm->a + m0 * mm->k + k0;
-	u64 plane = (u64)RBLN_AMX_CT * RBLN_AMX_ROWS;
-	u32 r, p, kb, part, s, j, rt, np, ns;
+	u64 plane = (u64)RBLN_AMX_RT * RBLN_AMX_ROWS;
+	u32 r, p, part, j, rt, np, nr;
 	u16 *pad;
 
-	for (s = 0; s < RBLN_AMX_CT; s++) {
-		o[s].ldc = mm->n;
-		o[s].nrows = nrows;
+	for (j = 0; j < 2; j++) {
+		o[j].ldc = mm->n;
+		o[j].nrows = nrows;
 	}
 
 	st->lda = (kc + RBLN_AMX_KB - 1) / RBLN_AMX_KB * RBLN_AMX_KB;
@@ -527,45 +553,32 @@ rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 		rbln_amx_split(a + r * mm->k, kc, st->a + r * st->lda,
 			       st->a + (plane + r) * st->lda,
 			       st->a + (2 * plane + r) * st->lda);
-	/*
-	 * Up to 16 rows fill one row tile: then the C tiles take RBLN_AMX_CT
-	 * panels side by side, whose dot products do not wait on each other
-	 * (one tile's chain over k is serial). Else one panel, a C tile per
-	 * row tile. Each element's chain is the same either way.
-	 */
 	for (p = p0; p < p1; p += np) {
-		np = tiles == 1 && p1 - p > RBLN_AMX_CT ? RBLN_AMX_CT :
-		     tiles == 1 ? p1 - p : 1;
-		ns = tiles == 1 ? np : tiles;
-		for (j = 0; j < np; j++)
+		np = p1 - p >= 2 ? 2 : 1;
+		for (j = 0; j < np; j++) {
 			rbln_amx_pack_panel(mm, p + j, k0, kc,
 					    st->b + j * RBLN_AMX_BPANEL);
-		for (s = 0; s < ns; s++) {
-			rt = tiles == 1 ? 0 : s;
-			j = tiles == 1 ? s : 0;
-			rbln_amx_out_panel(&o[s], mm, m0, p + j, cfg_rows);
-			rbln_amx_c_in(&o[s], s, rt, zero, st->c);
+			rbln_amx_out_panel(&o[j], mm, m0, p + j, cfg_rows);
 		}
-		for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
-			/* Per C tile: hi, mid, lo (the fixed order). */
-			for (s = 0; s < ns; s++) {
-				rt = tiles == 1 ? 0 : s;
-				j = tiles == 1 ? s : 0;
-				if (s == 0 || tiles == 1)
-					rbln_amx_load(7, st->b + j *
-						      RBLN_AMX_BPANEL + kb * 8,
-						      64);
-				for (part = 0; part < RBLN_AMX_PARTS; part++) {
-					rbln_amx_load(6, st->a + kb +
-						      (part * plane +
-						       rt * RBLN_AMX_ROWS) *
-						      st->lda, st->lda * 2);
-					rbln_amx_dp(s);
-				}
-			}
+		for (rt = 0; rt < tiles; rt += nr) {
+			nr = tiles - rt >= 2 ? 2 : 1;
+			for (r = 0; r < nr; r++)
+				for (j = 0; j < np; j++)
+					rbln_amx_c_in(&o[j], 2 * r + j, rt + r,
+						      zero, st->c);
+			if (nr == 2 && np == 2)
+				rbln_amx_block(st, rt, kc, plane, true, true);
+			else if (nr == 2)
+				rbln_amx_block(st, rt, kc, plane, true, false);
+			else if (np == 2)
+				rbln_amx_block(st, rt, kc, plane, false, true);
+			else
+				rbln_amx_block(st, rt, kc, plane, false, false);
+			for (r = 0; r < nr; r++)
+				for (j = 0; j < np; j++)
+					rbln_amx_c_out(&o[j], 2 * r + j, rt + r,
+						       st->c);
 		}
-		for (s = 0; s < ns; s++)
-			rbln_amx_c_out(&o[s], s, tiles == 1 ? 0 : s, st->c);
 	}
 }
 
@@ -582,7 +595,7 @@ rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 		       u32 p0, u32 p1, u32 k0, u32 k1)
 {
-	u64 step = (u64)RBLN_AMX_CT * RBLN_AMX_ROWS, m;
+	u64 step = (u64)RBLN_AMX_RT * RBLN_AMX_ROWS, m;
 	u32 k, kn, rows;
 
 	if (mm->dtype != RBLN_DTYPE_BF16) {
