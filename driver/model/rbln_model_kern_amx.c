@@ -44,7 +44,7 @@
 #define RBLN_AMX_KB	32U	/* k per tile block: 16 pairs of bf16 */
 #define RBLN_AMX_ROWS	16U	/* rows of a tile */
 #define RBLN_AMX_PARTS	3U	/* bf16 parts of an activation */
-#define RBLN_AMX_RT	6U	/* row tiles of one call: 96 rows */
+#define RBLN_AMX_RT	4U	/* row tiles of one call: 64 rows (exec_mm.c) */
 /*
  * k steps staged at once (a bracket of exec_mm.c runs up to 1024, in
  * runs of this many): bounds the per-thread buffers below to 192 KiB.
@@ -611,29 +611,6 @@ void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 					 p0, p1, k, kn, rows);
 	}
 	__asm__ volatile("tilerelease" : : : "memory");
-}
-
-/**
- * rbln_model_mm_avx512_amx() - one block of a MATMUL, avx512+amx variant
- * @mm: the command
- * @m0: first row
- * @m1: one past the last row
- * @p0: first panel
- * @p1: one past the last panel
- * @k0: first k
- * @k1: one past the last k
- *
- * A command of at least RBLN_MODEL_AMX_MIN_ROWS rows runs on the tiles, a
- * smaller one as avx512: the choice follows the command's rows, never the
- * block's, so one command has the bits of one variant.
- */
-void rbln_model_mm_avx512_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
-			      u32 p0, u32 p1, u32 k0, u32 k1)
-{
-	if (mm->m >= RBLN_MODEL_AMX_MIN_ROWS)
-		rbln_model_mm_amx(mm, m0, m1, p0, p1, k0, k1);
-	else
-		rbln_model_mm_avx512(mm, m0, m1, p0, p1, k0, k1);
 }
 
 #endif
