@@ -49,7 +49,7 @@
  * k steps staged at once (a bracket of exec_mm.c runs up to 1024, in
  * runs of this many): bounds the per-thread buffers below to 192 KiB.
  */
-#define RBLN_AMX_KMAX	256U
+#define RBLN_AMX_KMAX	128U
 
 /* u32 words of one panel's B blocks over RBLN_AMX_KMAX k steps. */
 #define RBLN_AMX_BPANEL	(RBLN_AMX_KMAX / 2 * 16)
@@ -474,6 +474,25 @@ static void rbln_amx_pack_panel(const struct rbln_model_mm *mm, u32 p,
 }
 
 /*
+ * Ask for panel @p's k steps [k0, k0 + kc) of packed weights into L2 (no
+ * result depends on it): each panel's run is a few KiB far from the
+ * last, where the hardware prefetcher starts cold, so the repack of the
+ * next pair of panels would wait on memory while the tiles run this one.
+ */
+static void rbln_amx_prefetch_panel(const struct rbln_model_mm *mm, u32 p,
+				    u32 k0, u32 kc)
+{
+	u64 pstride = (u64)mm->k * RBLN_ISA_PACK_COLS * 2;
+	const u8 *w = mm->w + p * pstride + (u64)k0 * RBLN_ISA_PACK_COLS * 2;
+	u64 off, bytes = (u64)kc * RBLN_ISA_PACK_COLS * 2;
+
+	if (mm->layout != RBLN_LAYOUT_PACKED16)
+		return;
+	for (off = 0; off < bytes; off += 64)
+		__builtin_prefetch(w + off, 0, 2);
+}
+
+/*
  * One block of C tiles: row tiles @rt and, with @two_rows, rt + 1, times
  * the staged panel 0 and, with @two_panels, panel 1: tmm0 = (rt, 0),
  * tmm1 = (rt, 1), tmm2 = (rt + 1, 0), tmm3 = (rt + 1, 1). Per k block the
@@ -560,6 +579,8 @@ rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 					    st->b + j * RBLN_AMX_BPANEL);
 			rbln_amx_out_panel(&o[j], mm, m0, p + j, cfg_rows);
 		}
+		for (j = p + np; j < p1 && j < p + np + 2; j++)
+			rbln_amx_prefetch_panel(mm, j, k0, kc);
 		for (rt = 0; rt < tiles; rt += nr) {
 			nr = tiles - rt >= 2 ? 2 : 1;
 			for (r = 0; r < nr; r++)
