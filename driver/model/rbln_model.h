@@ -119,6 +119,14 @@ int rbln_model_validate(const void *stream, u64 size,
 			const struct rbln_model_bo *bos, u32 nbos,
 			struct rbln_model_diag *diag);
 
+/*
+ * Stack that rbln_model_execute() may take in the emulated home, whose
+ * threads it runs on must have at least this much free: the amx variant
+ * stages a MATMUL call's operands there (rbln_model_kern_amx.c). The
+ * kernel home's kernels keep to the kernel's small frames.
+ */
+#define RBLN_MODEL_EMUL_STACK	(256U << 10)
+
 /**
  * rbln_model_execute() - run a validated stream
  * @stream: the stream rbln_model_validate() accepted

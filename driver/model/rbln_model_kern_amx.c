@@ -47,7 +47,8 @@
 #define RBLN_AMX_RT	4U	/* row tiles of one call: 64 rows (exec_mm.c) */
 /*
  * k steps staged at once (a bracket of exec_mm.c runs up to 1024, in
- * runs of this many): bounds the per-thread buffers below to 192 KiB.
+ * runs of this many): bounds the staging below to 57 KiB, and a row
+ * pair's A parts (24 KiB) stay in L1 while the panel pairs pass.
  */
 #define RBLN_AMX_KMAX	128U
 
@@ -354,11 +355,13 @@ struct rbln_amx_call {
 };
 
 /*
- * Per thread, 192 KiB: too much for a stack frame of a thread the
- * application may have created with a small stack. It is static TLS of
- * libnpu.so, which every thread of the process carries.
+ * A call's staging, 57 KiB, lives on the stack of the engine thread that
+ * runs it (rbln_model_mm_amx()): the emulated home runs the model only on
+ * its own engine threads, whose stacks it sizes (RBLN_MODEL_EMUL_STACK).
+ * No static TLS: every thread of the process would carry it.
  */
-static __thread struct rbln_amx_call rbln_amx_call_buf;
+_Static_assert(sizeof(struct rbln_amx_call) <= RBLN_MODEL_EMUL_STACK / 4,
+	       "the staging must leave the rest of the stack to the callers");
 
 static void rbln_amx_c_get(float *t, const float *c, u64 ldc, u32 rows,
 			   u32 cols)
@@ -539,10 +542,9 @@ rbln_amx_block(const struct rbln_amx_call *st, u32 rt, u32 kc, u64 plane,
  * all row tiles.
  */
 static RBLN_AMX_ATTR void
-rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
-		 u32 p1, u32 k0, u32 k1, u32 cfg_rows)
+rbln_amx_mm_rows(struct rbln_amx_call *st, const struct rbln_model_mm *mm,
+		 u64 m0, u64 m1, u32 p0, u32 p1, u32 k0, u32 k1, u32 cfg_rows)
 {
-	struct rbln_amx_call *st = &rbln_amx_call_buf;
 	struct rbln_amx_out o[2];
 	u32 nrows = (u32)(m1 - m0), kc = k1 - k0;
 	u32 tiles = (nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
@@ -617,6 +619,7 @@ void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 		       u32 p0, u32 p1, u32 k0, u32 k1)
 {
 	u64 step = (u64)RBLN_AMX_RT * RBLN_AMX_ROWS, m;
+	struct rbln_amx_call st;
 	u32 k, kn, rows;
 
 	if (mm->dtype != RBLN_DTYPE_BF16) {
@@ -628,7 +631,8 @@ void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 	for (k = k0; k < k1; k = kn) {
 		kn = k1 - k > RBLN_AMX_KMAX ? k + RBLN_AMX_KMAX : k1;
 		for (m = m0; m < m1; m += step)
-			rbln_amx_mm_rows(mm, m, m1 - m > step ? m + step : m1,
+			rbln_amx_mm_rows(&st, mm, m,
+					 m1 - m > step ? m + step : m1,
 					 p0, p1, k, kn, rows);
 	}
 	__asm__ volatile("tilerelease" : : : "memory");
