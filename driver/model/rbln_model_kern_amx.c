@@ -60,6 +60,7 @@
 
 #define rbln_amx_vu	u32 __attribute__((vector_size(64)))
 #define rbln_amx_vf	float __attribute__((vector_size(64)))
+#define rbln_amx_vi	int __attribute__((vector_size(64)))
 #define rbln_amx_vh	u16 __attribute__((vector_size(32)))
 #define rbln_amx_vw	u16 __attribute__((vector_size(64)))
 #define RBLN_AMX_ALIGNED	RBLN_OS_ATTR(aligned(64))
@@ -226,6 +227,54 @@ static inline float rbln_amx_float(u32 b)
 	return x;
 }
 
+/* The high halves of 32 words (two vectors) as one vector of 32 bf16. */
+static inline RBLN_OS_INLINE RBLN_AMX_ATTR rbln_amx_vw
+rbln_amx_high_halves(rbln_amx_vu a, rbln_amx_vu b)
+{
+	return __builtin_shufflevector((rbln_amx_vw)a, (rbln_amx_vw)b,
+				       1, 3, 5, 7, 9, 11, 13, 15,
+				       17, 19, 21, 23, 25, 27, 29, 31,
+				       33, 35, 37, 39, 41, 43, 45, 47,
+				       49, 51, 53, 55, 57, 59, 61, 63);
+}
+
+/*
+ * The parts of 32 finite floats at @x: hi = x with the low 16 bits
+ * cleared, mid likewise of x - hi, lo = x - hi - mid; the same bits as
+ * rbln_amx_split() gives them, in fewer instructions (no NaN or infinity
+ * cases, one permute packs 32 halves). Returns false, writing nothing,
+ * when one of them is not finite.
+ */
+static inline RBLN_OS_INLINE RBLN_AMX_ATTR bool
+rbln_amx_split32(const float *x, u16 *hi, u16 *mid, u16 *lo)
+{
+	const rbln_amx_vu top = (rbln_amx_vu){} + 0xffff0000U;
+	const rbln_amx_vu exp = (rbln_amx_vu){} + 0x7f800000U;
+	rbln_amx_vu b0, b1, h0, h1, m0, m1;
+	rbln_amx_vw v;
+
+	memcpy(&b0, x, sizeof(b0));
+	memcpy(&b1, x + 16, sizeof(b1));
+	if (__builtin_ia32_pcmpeqd512_mask((rbln_amx_vi)(b0 & exp),
+					   (rbln_amx_vi)exp, 0xffff) |
+	    __builtin_ia32_pcmpeqd512_mask((rbln_amx_vi)(b1 & exp),
+					   (rbln_amx_vi)exp, 0xffff))
+		return false;
+	h0 = b0 & top;
+	h1 = b1 & top;
+	v = rbln_amx_high_halves(h0, h1);
+	memcpy(hi, &v, sizeof(v));
+	m0 = (rbln_amx_vu)((rbln_amx_vf)b0 - (rbln_amx_vf)h0);
+	m1 = (rbln_amx_vu)((rbln_amx_vf)b1 - (rbln_amx_vf)h1);
+	b0 = (rbln_amx_vu)((rbln_amx_vf)m0 - (rbln_amx_vf)(m0 & top));
+	b1 = (rbln_amx_vu)((rbln_amx_vf)m1 - (rbln_amx_vf)(m1 & top));
+	v = rbln_amx_high_halves(m0, m1);
+	memcpy(mid, &v, sizeof(v));
+	v = rbln_amx_high_halves(b0, b1);
+	memcpy(lo, &v, sizeof(v));
+	return true;
+}
+
 /*
  * The hi/mid/lo parts of n floats at @x into @hi, @mid, @lo (bf16). A NaN
  * keeps a NaN hi (its payload may be in the cleared bits); a non-finite x
@@ -242,6 +291,26 @@ static RBLN_AMX_ATTR void rbln_amx_split(const float *x, u32 n, u16 *hi,
 	u32 i = 0, bits, hb, mb;
 	float s;
 
+	for (; i + 32 <= n; i += 32) {
+		if (rbln_amx_split32(x + i, hi + i, mid + i, lo + i))
+			continue;
+		for (u32 j = i; j < i + 32; j += 16) {
+			memcpy(&b, x + j, sizeof(b));
+			nf = (rbln_amx_vu)((b & exp) == exp);
+			nan = nf & (rbln_amx_vu)((b & 0x007fffffU) != 0);
+			h = (b & top) | (nan & 0x00400000U);
+			r = (rbln_amx_vf)b - (rbln_amx_vf)h;
+			r = (rbln_amx_vf)((rbln_amx_vu)r & ~nf);
+			m = (rbln_amx_vu)r & top;
+			l = (rbln_amx_vu)(r - (rbln_amx_vf)m);
+			hv = __builtin_convertvector(h >> 16, rbln_amx_vh);
+			mv = __builtin_convertvector(m >> 16, rbln_amx_vh);
+			lv = __builtin_convertvector(l >> 16, rbln_amx_vh);
+			memcpy(hi + j, &hv, sizeof(hv));
+			memcpy(mid + j, &mv, sizeof(mv));
+			memcpy(lo + j, &lv, sizeof(lv));
+		}
+	}
 	for (; i + 16 <= n; i += 16) {
 		memcpy(&b, x + i, sizeof(b));
 		nf = (rbln_amx_vu)((b & exp) == exp);
