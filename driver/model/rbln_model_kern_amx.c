@@ -275,6 +275,32 @@ rbln_amx_split32(const float *x, u16 *hi, u16 *mid, u16 *lo)
 	return true;
 }
 
+/* The parts of 16 floats at @x, any values (rbln_amx_split()). */
+static inline RBLN_OS_INLINE RBLN_AMX_ATTR void
+rbln_amx_split16(const float *x, u16 *hi, u16 *mid, u16 *lo)
+{
+	const rbln_amx_vu top = (rbln_amx_vu){} + 0xffff0000U;
+	const rbln_amx_vu exp = (rbln_amx_vu){} + 0x7f800000U;
+	rbln_amx_vu b, h, m, l, nf, nan;
+	rbln_amx_vh hv, mv, lv;
+	rbln_amx_vf r;
+
+	memcpy(&b, x, sizeof(b));
+	nf = (rbln_amx_vu)((b & exp) == exp);
+	nan = nf & (rbln_amx_vu)((b & 0x007fffffU) != 0);
+	h = (b & top) | (nan & 0x00400000U);
+	r = (rbln_amx_vf)b - (rbln_amx_vf)h;
+	r = (rbln_amx_vf)((rbln_amx_vu)r & ~nf);
+	m = (rbln_amx_vu)r & top;
+	l = (rbln_amx_vu)(r - (rbln_amx_vf)m);
+	hv = __builtin_convertvector(h >> 16, rbln_amx_vh);
+	mv = __builtin_convertvector(m >> 16, rbln_amx_vh);
+	lv = __builtin_convertvector(l >> 16, rbln_amx_vh);
+	memcpy(hi, &hv, sizeof(hv));
+	memcpy(mid, &mv, sizeof(mv));
+	memcpy(lo, &lv, sizeof(lv));
+}
+
 /*
  * The hi/mid/lo parts of n floats at @x into @hi, @mid, @lo (bf16). A NaN
  * keeps a NaN hi (its payload may be in the cleared bits); a non-finite x
@@ -283,49 +309,17 @@ rbln_amx_split32(const float *x, u16 *hi, u16 *mid, u16 *lo)
 static RBLN_AMX_ATTR void rbln_amx_split(const float *x, u32 n, u16 *hi,
 					 u16 *mid, u16 *lo)
 {
-	const rbln_amx_vu top = (rbln_amx_vu){} + 0xffff0000U;
-	const rbln_amx_vu exp = (rbln_amx_vu){} + 0x7f800000U;
-	rbln_amx_vu b, h, m, l, nf, nan;
-	rbln_amx_vh hv, mv, lv;
-	rbln_amx_vf r;
 	u32 i = 0, bits, hb, mb;
 	float s;
 
-	for (; i + 32 <= n; i += 32) {
-		if (rbln_amx_split32(x + i, hi + i, mid + i, lo + i))
+	while (i + 16 <= n) {
+		if (i + 32 <= n &&
+		    rbln_amx_split32(x + i, hi + i, mid + i, lo + i)) {
+			i += 32;
 			continue;
-		for (u32 j = i; j < i + 32; j += 16) {
-			memcpy(&b, x + j, sizeof(b));
-			nf = (rbln_amx_vu)((b & exp) == exp);
-			nan = nf & (rbln_amx_vu)((b & 0x007fffffU) != 0);
-			h = (b & top) | (nan & 0x00400000U);
-			r = (rbln_amx_vf)b - (rbln_amx_vf)h;
-			r = (rbln_amx_vf)((rbln_amx_vu)r & ~nf);
-			m = (rbln_amx_vu)r & top;
-			l = (rbln_amx_vu)(r - (rbln_amx_vf)m);
-			hv = __builtin_convertvector(h >> 16, rbln_amx_vh);
-			mv = __builtin_convertvector(m >> 16, rbln_amx_vh);
-			lv = __builtin_convertvector(l >> 16, rbln_amx_vh);
-			memcpy(hi + j, &hv, sizeof(hv));
-			memcpy(mid + j, &mv, sizeof(mv));
-			memcpy(lo + j, &lv, sizeof(lv));
 		}
-	}
-	for (; i + 16 <= n; i += 16) {
-		memcpy(&b, x + i, sizeof(b));
-		nf = (rbln_amx_vu)((b & exp) == exp);
-		nan = nf & (rbln_amx_vu)((b & 0x007fffffU) != 0);
-		h = (b & top) | (nan & 0x00400000U);
-		r = (rbln_amx_vf)b - (rbln_amx_vf)h;
-		r = (rbln_amx_vf)((rbln_amx_vu)r & ~nf);
-		m = (rbln_amx_vu)r & top;
-		l = (rbln_amx_vu)(r - (rbln_amx_vf)m);
-		hv = __builtin_convertvector(h >> 16, rbln_amx_vh);
-		mv = __builtin_convertvector(m >> 16, rbln_amx_vh);
-		lv = __builtin_convertvector(l >> 16, rbln_amx_vh);
-		memcpy(hi + i, &hv, sizeof(hv));
-		memcpy(mid + i, &mv, sizeof(mv));
-		memcpy(lo + i, &lv, sizeof(lv));
+		rbln_amx_split16(x + i, hi + i, mid + i, lo + i);
+		i += 16;
 	}
 	for (; i < n; i++) {
 		bits = rbln_amx_bits(x[i]);
