@@ -125,7 +125,7 @@ int rbln_model_validate(const void *stream, u64 size,
  * stages a MATMUL call's operands there (rbln_model_kern_amx.c). The
  * kernel home's kernels keep to the kernel's small frames.
  */
-#define RBLN_MODEL_EMUL_STACK	(256U << 10)
+#define RBLN_MODEL_EMUL_STACK	(512U << 10)
 
 /**
  * rbln_model_execute() - run a validated stream

@@ -44,10 +44,10 @@
 #define RBLN_AMX_KB	32U	/* k per tile block: 16 pairs of bf16 */
 #define RBLN_AMX_ROWS	16U	/* rows of a tile */
 #define RBLN_AMX_PARTS	3U	/* bf16 parts of an activation */
-#define RBLN_AMX_RT	4U	/* row tiles of one call: 64 rows (exec_mm.c) */
+#define RBLN_AMX_RT	8U	/* row tiles of one call: 128 rows (exec_mm.c) */
 /*
  * k steps staged at once (a bracket of exec_mm.c runs up to 1024, in
- * runs of this many): bounds the staging below to 57 KiB, and a row
+ * runs of this many): bounds the staging below to 105 KiB, and a row
  * pair's A parts (24 KiB) stay in L1 while the panel pairs pass.
  */
 #define RBLN_AMX_KMAX	128U
@@ -422,8 +422,8 @@ struct rbln_amx_call {
 };
 
 /*
- * A call's staging (57 KiB with 64 rows, 105 KiB with 128) lives on the
- * stack of the engine thread that runs it (rbln_model_mm_amx()): the
+ * A call's staging (105 KiB) lives on the stack of the engine thread that
+ * runs it (rbln_model_mm_amx()): the
  * emulated home runs the model only on its own engine threads, whose
  * stacks it sizes (RBLN_MODEL_EMUL_STACK, four times this or more). No
  * static TLS: every thread of the process would carry it.
