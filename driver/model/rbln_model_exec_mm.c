@@ -11,10 +11,11 @@
  * or 256 KiB of weights, tens of microseconds, since the kernel's bracket
  * disables preemption.
  *
- * A variant with a tile kernel (amx, emulated home only) runs the commands
- * it takes in pieces of fewer rows and more panels: each call splits its
- * rows of A into bf16 parts once for all its panels, and that split costs
- * as much as the tiles' work on 128 columns.
+ * A variant with a tile kernel (amx, emulated home only, where brackets
+ * cost nothing) runs the commands it takes in pieces of fewer rows and more
+ * panels, one call per k block: each call splits its rows of A into bf16
+ * parts once for all its panels, and that split costs as much as the
+ * tiles' work on 128 columns.
  */
 
 #include "rbln_model_internal.h"

@@ -101,9 +101,8 @@ static void rbln_amx_config(u32 rows)
 }
 
 /*
- * The tile instructions name their registers in the instruction, so each
- * helper has one case per register; t is a constant where they are
- * inlined into a loop the compiler unrolls, else a jump.
+ * The tile instructions name their registers in the instruction, so the
+ * C tile helpers have one case per C tile (tmm0-3): a jump.
  */
 static inline RBLN_OS_INLINE void rbln_amx_zero(u32 t)
 {
@@ -117,19 +116,13 @@ static inline RBLN_OS_INLINE void rbln_amx_zero(u32 t)
 	case 2:
 		__asm__ volatile("tilezero %%tmm2" : : : "memory");
 		break;
-	case 3:
-		__asm__ volatile("tilezero %%tmm3" : : : "memory");
-		break;
-	case 4:
-		__asm__ volatile("tilezero %%tmm4" : : : "memory");
-		break;
 	default:
-		__asm__ volatile("tilezero %%tmm5" : : : "memory");
+		__asm__ volatile("tilezero %%tmm3" : : : "memory");
 		break;
 	}
 }
 
-/* Tile t (0-7) from rows @stride bytes apart at @p. */
+/* C tile t (0-3) from rows @stride bytes apart at @p. */
 static inline RBLN_OS_INLINE void rbln_amx_load(u32 t, const void *p,
 						u64 stride)
 {
@@ -146,30 +139,14 @@ static inline RBLN_OS_INLINE void rbln_amx_load(u32 t, const void *p,
 		__asm__ volatile("tileloadd (%0,%1,1), %%tmm2"
 				 : : "r"(p), "r"(stride) : "memory");
 		break;
-	case 3:
-		__asm__ volatile("tileloadd (%0,%1,1), %%tmm3"
-				 : : "r"(p), "r"(stride) : "memory");
-		break;
-	case 4:
-		__asm__ volatile("tileloadd (%0,%1,1), %%tmm4"
-				 : : "r"(p), "r"(stride) : "memory");
-		break;
-	case 5:
-		__asm__ volatile("tileloadd (%0,%1,1), %%tmm5"
-				 : : "r"(p), "r"(stride) : "memory");
-		break;
-	case 6:
-		__asm__ volatile("tileloadd (%0,%1,1), %%tmm6"
-				 : : "r"(p), "r"(stride) : "memory");
-		break;
 	default:
-		__asm__ volatile("tileloadd (%0,%1,1), %%tmm7"
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm3"
 				 : : "r"(p), "r"(stride) : "memory");
 		break;
 	}
 }
 
-/* C tile t (0-5) to rows @stride bytes apart at @p. */
+/* C tile t (0-3) to rows @stride bytes apart at @p. */
 static inline RBLN_OS_INLINE void rbln_amx_store(u32 t, void *p, u64 stride)
 {
 	switch (t) {
@@ -185,16 +162,8 @@ static inline RBLN_OS_INLINE void rbln_amx_store(u32 t, void *p, u64 stride)
 		__asm__ volatile("tilestored %%tmm2, (%0,%1,1)"
 				 : : "r"(p), "r"(stride) : "memory");
 		break;
-	case 3:
-		__asm__ volatile("tilestored %%tmm3, (%0,%1,1)"
-				 : : "r"(p), "r"(stride) : "memory");
-		break;
-	case 4:
-		__asm__ volatile("tilestored %%tmm4, (%0,%1,1)"
-				 : : "r"(p), "r"(stride) : "memory");
-		break;
 	default:
-		__asm__ volatile("tilestored %%tmm5, (%0,%1,1)"
+		__asm__ volatile("tilestored %%tmm3, (%0,%1,1)"
 				 : : "r"(p), "r"(stride) : "memory");
 		break;
 	}
@@ -423,10 +392,10 @@ struct rbln_amx_call {
 
 /*
  * A call's staging (105 KiB) lives on the stack of the engine thread that
- * runs it (rbln_model_mm_amx()): the
- * emulated home runs the model only on its own engine threads, whose
- * stacks it sizes (RBLN_MODEL_EMUL_STACK, four times this or more). No
- * static TLS: every thread of the process would carry it.
+ * runs it (rbln_model_mm_amx()): the emulated home runs the model only on
+ * its own engine threads, whose stacks it sizes (RBLN_MODEL_EMUL_STACK,
+ * four times this or more). No static TLS: every thread of the process
+ * would carry it.
  */
 
 static void rbln_amx_c_get(float *t, const float *c, u64 ldc, u32 rows,
