@@ -89,8 +89,8 @@ MODULE_PARM_DESC(job_timeout_ms,
 
 /*
  * The CPU variant of the model's compute kernels: "auto" (the best this
- * CPU runs), "baseline", "avx2" or "avx512" ("amx" is refused: only the
- * emulated backend has it). Global to the model, like the emulated
+ * CPU runs), "baseline", "avx2" or "avx512" ("amx" and "avx512+amx" are
+ * refused: only the emulated backend has them). Global to the model, like the emulated
  * backend's RBLN_CPU_VARIANT; applies to commands that start afterwards.
  */
 static int rbln_param_set_cpu(const char *val, const struct kernel_param *kp)

@@ -122,6 +122,14 @@ int rbln_model_validate(const void *stream, u64 size,
 			const struct rbln_model_bo *bos, u32 nbos,
 			struct rbln_model_diag *diag);
 
+/*
+ * Stack that rbln_model_execute() may take in the emulated home, whose
+ * threads it runs on must have at least this much free: the amx variant
+ * stages a MATMUL call's operands there (rbln_model_kern_amx.c). The
+ * kernel home's kernels keep to the kernel's small frames.
+ */
+#define RBLN_MODEL_EMUL_STACK	(512U << 10)
+
 /**
  * rbln_model_execute() - run a validated stream
  * @stream: the stream rbln_model_validate() accepted
@@ -180,7 +188,8 @@ const char *rbln_model_opcode_name(u32 opcode);
 
 /**
  * enum rbln_model_cpu - CPU variants of the compute kernels
- * @RBLN_MODEL_CPU_AUTO: the best the CPU supports (the default), never amx
+ * @RBLN_MODEL_CPU_AUTO: the best the CPU supports (the default): avx512+amx
+ *	where the emulated home has AMX tiles, never amx
  * @RBLN_MODEL_CPU_BASELINE: portable code (SSE2 on x86-64), separate
  *	multiply and add
  * @RBLN_MODEL_CPU_AVX2: AVX2 with fused multiply-add (x86-64 CPUs with
@@ -190,6 +199,10 @@ const char *rbln_model_opcode_name(u32 opcode);
  * @RBLN_MODEL_CPU_AMX: MATMUL of bf16 packed weights on AMX-BF16 tiles,
  *	the rest as avx512 (emulated home only; CPUs with AMX-TILE, AMX-BF16
  *	and AVX-512F where the OS grants the tile state)
+ * @RBLN_MODEL_CPU_AVX512_AMX: "avx512+amx": a MATMUL of enough rows (a
+ *	prompt's chunk) runs as amx, every other one and every other op as
+ *	avx512; the choice is per command, by its row count (emulated home
+ *	only, where amx runs)
  * @RBLN_MODEL_CPU_COUNT: number of values
  *
  * Each variant is deterministic: the same stream on the same data gives
@@ -199,7 +212,10 @@ const char *rbln_model_opcode_name(u32 opcode);
  * every other opcode gives the same bits in all. The avx512 variant gives
  * the avx2 variant's bits (the same fused chain per output element). The
  * amx variant's MATMUL has bits of its own (three bf16 parts of each
- * activation, rbln_model_kern_amx.c), within the same tolerances.
+ * activation, rbln_model_kern_amx.c), within the same tolerances; the
+ * avx512+amx variant gives per command either the amx or the avx512 bits,
+ * so a row's bits depend on how many rows its MATMUL has (a prompt's chunk
+ * or a decode step), within the same tolerances.
  */
 enum rbln_model_cpu {
 	RBLN_MODEL_CPU_AUTO = 0,
@@ -207,6 +223,7 @@ enum rbln_model_cpu {
 	RBLN_MODEL_CPU_AVX2 = 2,
 	RBLN_MODEL_CPU_AVX512 = 3,
 	RBLN_MODEL_CPU_AMX = 4,
+	RBLN_MODEL_CPU_AVX512_AMX = 5,
 	RBLN_MODEL_CPU_COUNT,
 };
 
@@ -226,7 +243,8 @@ int rbln_model_set_cpu(u32 cpu);
 /**
  * rbln_model_cpu() - the CPU variant commands run with
  *
- * Return: RBLN_MODEL_CPU_BASELINE, _AVX2, _AVX512 or _AMX (never AUTO).
+ * Return: RBLN_MODEL_CPU_BASELINE, _AVX2, _AVX512, _AMX or _AVX512_AMX
+ * (never AUTO).
  */
 u32 rbln_model_cpu(void);
 
@@ -234,16 +252,15 @@ u32 rbln_model_cpu(void);
  * rbln_model_cpu_name() - name of an &enum rbln_model_cpu value
  * @cpu: the value
  *
- * Return: "auto", "baseline", "avx2", "avx512" or "amx"; NULL for other
- * values.
+ * Return: "auto", "baseline", "avx2", "avx512", "amx" or "avx512+amx"; NULL
+ * for other values.
  */
 const char *rbln_model_cpu_name(u32 cpu);
 
 /**
  * rbln_model_cpu_parse() - the &enum rbln_model_cpu value of a name
- * @name: "auto", "baseline", "avx2", "avx512" or "amx" (a trailing newline is
- *	ignored, as
- *	sysfs writes have one)
+ * @name: "auto", "baseline", "avx2", "avx512", "amx" or "avx512+amx" (a
+ *	trailing newline is ignored, as sysfs writes have one)
  *
  * Return: the value, or -RBLN_EINVAL for another name.
  */

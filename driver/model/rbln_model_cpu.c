@@ -18,6 +18,7 @@ static const char *const rbln_model_cpu_names[RBLN_MODEL_CPU_COUNT] = {
 	[RBLN_MODEL_CPU_AVX2] = "avx2",
 	[RBLN_MODEL_CPU_AVX512] = "avx512",
 	[RBLN_MODEL_CPU_AMX] = "amx",
+	[RBLN_MODEL_CPU_AVX512_AMX] = "avx512+amx",
 };
 
 /* Whether this CPU (and OS) can run the AVX2 variant. */
@@ -60,7 +61,7 @@ static bool rbln_model_cpu_ok(u32 cpu)
 		return rbln_model_cpu_avx2_ok();
 	if (cpu == RBLN_MODEL_CPU_AVX512)
 		return rbln_model_cpu_avx512_ok();
-	if (cpu == RBLN_MODEL_CPU_AMX)
+	if (cpu == RBLN_MODEL_CPU_AMX || cpu == RBLN_MODEL_CPU_AVX512_AMX)
 		return rbln_model_cpu_amx_ok();
 	return true;
 }
@@ -84,13 +85,13 @@ int rbln_model_set_cpu(u32 cpu)
 /**
  * rbln_model_cpu() - the CPU variant commands run with
  *
- * Auto never takes amx: measured on an AMX CPU (Documentation/isa-compute.md),
- * its MATMUL is faster for long prompts but reads weights at about half
- * the avx512 GEMV's rate, and decode is what serving spends most time on.
- * amx runs only when forced.
+ * Auto takes avx512+amx where amx runs, never amx alone: measured on an
+ * AMX CPU (Documentation/isa-compute.md), the tiles win for a prompt's
+ * rows, while for a decode batch's few rows they read the weights slower
+ * than the avx512 GEMV. avx512+amx takes each where it wins.
  *
- * Return: RBLN_MODEL_CPU_BASELINE, _AVX2, _AVX512 or _AMX: the forced one,
- * or the widest other than amx this CPU runs.
+ * Return: RBLN_MODEL_CPU_BASELINE, _AVX2, _AVX512, _AMX or _AVX512_AMX:
+ * the forced one, or the widest this CPU runs, amx alone excepted.
  */
 u32 rbln_model_cpu(void)
 {
@@ -98,6 +99,8 @@ u32 rbln_model_cpu(void)
 
 	if (cpu != RBLN_MODEL_CPU_AUTO)
 		return cpu;
+	if (rbln_model_cpu_amx_ok())
+		return RBLN_MODEL_CPU_AVX512_AMX;
 	if (rbln_model_cpu_avx512_ok())
 		return RBLN_MODEL_CPU_AVX512;
 	return rbln_model_cpu_avx2_ok() ? RBLN_MODEL_CPU_AVX2 :
@@ -151,6 +154,8 @@ const struct rbln_model_kernels *rbln_model_kernels(void)
 #if !defined(__KERNEL__)
 	if (cpu == RBLN_MODEL_CPU_AMX)
 		return &rbln_model_kernels_amx;
+	if (cpu == RBLN_MODEL_CPU_AVX512_AMX)
+		return &rbln_model_kernels_avx512_amx;
 #endif
 	if (cpu == RBLN_MODEL_CPU_AVX512)
 		return &rbln_model_kernels_avx512;

@@ -47,9 +47,9 @@ rbln_model_f32_add_fn rbln_model_f32_add_select(void)
 #if defined(__x86_64__)
 	u32 cpu = rbln_model_cpu();
 
-	/* avx512 and amx have the AVX2 ADD. */
+	/* avx512, amx and avx512+amx have the AVX2 ADD. */
 	if (cpu == RBLN_MODEL_CPU_AVX2 || cpu == RBLN_MODEL_CPU_AVX512 ||
-	    cpu == RBLN_MODEL_CPU_AMX)
+	    cpu == RBLN_MODEL_CPU_AMX || cpu == RBLN_MODEL_CPU_AVX512_AMX)
 		return rbln_model_f32_add_avx2;
 #endif
 	return rbln_model_f32_add_generic;

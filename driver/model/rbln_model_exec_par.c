@@ -67,7 +67,8 @@ static void rbln_model_par_part(void *arg, u32 part, u32 nparts)
 
 /**
  * rbln_model_par_run() - run every piece of a command
- * @par: the command: @env, @fn, @ctx and @pieces set, the rest zero
+ * @par: the command: @env, @fn, @ctx and @pieces set, @kern set or NULL
+ *	(then the variant's, read now), the rest zero
  * @min_pieces_per_part: fewest pieces worth waking one more engine for
  *
  * Return: 0, the first error a piece returned, or -RBLN_ECANCELED.
@@ -78,7 +79,9 @@ int rbln_model_par_run(struct rbln_model_par *par, u64 min_pieces_per_part)
 	u64 nparts = par->pieces /
 		     (min_pieces_per_part ? min_pieces_per_part : 1);
 
-	par->kern = rbln_model_kernels();
+	/* An op that chose its kernels by the variant set them already. */
+	if (!par->kern)
+		par->kern = rbln_model_kernels();
 	if (nparts > env->engines)
 		nparts = env->engines;
 	if (env->parallel && nparts > 1)

@@ -278,12 +278,14 @@ struct rbln_model_seq {
 
 /**
  * struct rbln_model_kernels - the compute kernels of one CPU variant
- * @name: "baseline", "avx2", "avx512" or "amx"
- * @mm_rows: rows of one MATMUL call (@mm) inside an FPU bracket, 0 for
- *	the default (rbln_model_exec_mm.c)
+ * @name: "baseline", "avx2", "avx512", "amx" or "avx512+amx"
  * @mm: MATMUL rows [m0, m1) x panels [p0, p1) of 16 columns, over
  *	k in [k0, k1); continues the sums in @c unless k0 is 0 and the
  *	command does not accumulate
+ * @mm_tiles: NULL, or a MATMUL of bf16 weights on matrix tiles (same
+ *	contract as @mm), run in larger pieces (rbln_model_exec_mm.c)
+ * @mm_tiles_min_rows: fewest rows of a command that @mm_tiles runs; the
+ *	choice is per command, so one command has one kernel's bits
  * @embed: EMBED token rows [t0, t1), columns [c0, c1); -RBLN_EIO on a bad id
  * @rms_sumsq: add the squares of @n floats at @x to the 8 partial sums
  *	in @acc (lane i takes elements i, i + 8, ...: the order is fixed)
@@ -308,9 +310,11 @@ struct rbln_model_seq {
  */
 struct rbln_model_kernels {
 	const char *name;
-	u32 mm_rows;
 	void (*mm)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 		   u32 p1, u32 k0, u32 k1);
+	void (*mm_tiles)(const struct rbln_model_mm *mm, u64 m0, u64 m1,
+			 u32 p0, u32 p1, u32 k0, u32 k1);
+	u32 mm_tiles_min_rows;
 	int (*embed)(const struct rbln_isa_embed *c, u8 *dst, const u8 *table,
 		     const u8 *ids, u64 rows, u64 t0, u64 t1, u32 c0, u32 c1);
 	void (*rms_sumsq)(const u8 *x, u32 n, u32 *acc);
@@ -343,7 +347,15 @@ void rbln_model_mm_avx512(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 			  u32 p0, u32 p1, u32 k0, u32 k1);
 #if !defined(__KERNEL__)
 extern const struct rbln_model_kernels rbln_model_kernels_amx;
-/* rbln_model_kern_amx.c: the AMX variant's MATMUL (emulated home only) */
+extern const struct rbln_model_kernels rbln_model_kernels_avx512_amx;
+/*
+ * Fewest rows of a MATMUL that avx512+amx runs on the tiles. Measured on
+ * the 16-core Sapphire Rapids (Documentation/isa-compute.md, 2026-11-25,
+ * bf16 2048x8192 / 8192x2048, GFLOP/s, avx512 vs tiles): M=8 539/523 vs
+ * 437/374, M=16 743/623 vs 744/664 (a tie), M=32 839/712 vs 1150/916.
+ */
+#define RBLN_MODEL_AMX_MIN_ROWS	32U
+/* rbln_model_kern_amx.c: the AMX variants' MATMUL (emulated home only) */
 void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 		       u32 p0, u32 p1, u32 k0, u32 k1);
 #endif

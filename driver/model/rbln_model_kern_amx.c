@@ -44,21 +44,23 @@
 #define RBLN_AMX_KB	32U	/* k per tile block: 16 pairs of bf16 */
 #define RBLN_AMX_ROWS	16U	/* rows of a tile */
 #define RBLN_AMX_PARTS	3U	/* bf16 parts of an activation */
-#define RBLN_AMX_CT	6U	/* C tiles: tmm0..tmm5 */
+#define RBLN_AMX_RT	8U	/* row tiles of one call: 128 rows (exec_mm.c) */
 /*
  * k steps staged at once (a bracket of exec_mm.c runs up to 1024, in
- * runs of this many): bounds the per-thread buffers below to 192 KiB.
+ * runs of this many): bounds the staging below to 105 KiB, and a row
+ * pair's A parts (24 KiB) stay in L1 while the panel pairs pass.
  */
-#define RBLN_AMX_KMAX	256U
+#define RBLN_AMX_KMAX	128U
 
 /* u32 words of one panel's B blocks over RBLN_AMX_KMAX k steps. */
 #define RBLN_AMX_BPANEL	(RBLN_AMX_KMAX / 2 * 16)
 /* The A parts of one call: rows x k, zero padded to whole tiles. */
-#define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_CT * RBLN_AMX_ROWS * \
+#define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_RT * RBLN_AMX_ROWS * \
 			 RBLN_AMX_KMAX)
 
 #define rbln_amx_vu	u32 __attribute__((vector_size(64)))
 #define rbln_amx_vf	float __attribute__((vector_size(64)))
+#define rbln_amx_vi	int __attribute__((vector_size(64)))
 #define rbln_amx_vh	u16 __attribute__((vector_size(32)))
 #define rbln_amx_vw	u16 __attribute__((vector_size(64)))
 #define RBLN_AMX_ALIGNED	RBLN_OS_ATTR(aligned(64))
@@ -80,9 +82,9 @@ struct rbln_amx_cfg {
 } RBLN_AMX_ALIGNED;
 
 /*
- * tmm0..5: C tiles of @rows rows; tmm6: an A part of @rows rows; tmm7:
- * the B block (16 k pairs). Fewer than 16 rows (a decode batch) make the
- * tile loads and dot products shorter.
+ * tmm0..3: C tiles of @rows rows; tmm4, tmm5: A parts of @rows rows;
+ * tmm6, tmm7: B blocks (16 k pairs). Fewer than 16 rows (a decode batch)
+ * make the tile loads and dot products shorter.
  */
 static void rbln_amx_config(u32 rows)
 {
@@ -93,15 +95,14 @@ static void rbln_amx_config(u32 rows)
 	cfg.palette = 1;
 	for (t = 0; t < 8; t++) {
 		cfg.colsb[t] = 64;
-		cfg.rows[t] = t == 7 ? RBLN_AMX_KB / 2 : rows;
+		cfg.rows[t] = t >= 6 ? RBLN_AMX_KB / 2 : rows;
 	}
 	__asm__ volatile("ldtilecfg %0" : : "m"(cfg));
 }
 
 /*
- * The tile instructions name their registers in the instruction, so each
- * helper has one case per register; t is a constant where they are
- * inlined into a loop the compiler unrolls, else a jump.
+ * The tile instructions name their registers in the instruction, so the
+ * C tile helpers have one case per C tile (tmm0-3): a jump.
  */
 static inline RBLN_OS_INLINE void rbln_amx_zero(u32 t)
 {
@@ -115,19 +116,13 @@ static inline RBLN_OS_INLINE void rbln_amx_zero(u32 t)
 	case 2:
 		__asm__ volatile("tilezero %%tmm2" : : : "memory");
 		break;
-	case 3:
-		__asm__ volatile("tilezero %%tmm3" : : : "memory");
-		break;
-	case 4:
-		__asm__ volatile("tilezero %%tmm4" : : : "memory");
-		break;
 	default:
-		__asm__ volatile("tilezero %%tmm5" : : : "memory");
+		__asm__ volatile("tilezero %%tmm3" : : : "memory");
 		break;
 	}
 }
 
-/* Tile t (0-7) from rows @stride bytes apart at @p. */
+/* C tile t (0-3) from rows @stride bytes apart at @p. */
 static inline RBLN_OS_INLINE void rbln_amx_load(u32 t, const void *p,
 						u64 stride)
 {
@@ -144,30 +139,14 @@ static inline RBLN_OS_INLINE void rbln_amx_load(u32 t, const void *p,
 		__asm__ volatile("tileloadd (%0,%1,1), %%tmm2"
 				 : : "r"(p), "r"(stride) : "memory");
 		break;
-	case 3:
-		__asm__ volatile("tileloadd (%0,%1,1), %%tmm3"
-				 : : "r"(p), "r"(stride) : "memory");
-		break;
-	case 4:
-		__asm__ volatile("tileloadd (%0,%1,1), %%tmm4"
-				 : : "r"(p), "r"(stride) : "memory");
-		break;
-	case 5:
-		__asm__ volatile("tileloadd (%0,%1,1), %%tmm5"
-				 : : "r"(p), "r"(stride) : "memory");
-		break;
-	case 6:
-		__asm__ volatile("tileloadd (%0,%1,1), %%tmm6"
-				 : : "r"(p), "r"(stride) : "memory");
-		break;
 	default:
-		__asm__ volatile("tileloadd (%0,%1,1), %%tmm7"
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm3"
 				 : : "r"(p), "r"(stride) : "memory");
 		break;
 	}
 }
 
-/* C tile t (0-5) to rows @stride bytes apart at @p. */
+/* C tile t (0-3) to rows @stride bytes apart at @p. */
 static inline RBLN_OS_INLINE void rbln_amx_store(u32 t, void *p, u64 stride)
 {
 	switch (t) {
@@ -183,45 +162,26 @@ static inline RBLN_OS_INLINE void rbln_amx_store(u32 t, void *p, u64 stride)
 		__asm__ volatile("tilestored %%tmm2, (%0,%1,1)"
 				 : : "r"(p), "r"(stride) : "memory");
 		break;
-	case 3:
-		__asm__ volatile("tilestored %%tmm3, (%0,%1,1)"
-				 : : "r"(p), "r"(stride) : "memory");
-		break;
-	case 4:
-		__asm__ volatile("tilestored %%tmm4, (%0,%1,1)"
-				 : : "r"(p), "r"(stride) : "memory");
-		break;
 	default:
-		__asm__ volatile("tilestored %%tmm5, (%0,%1,1)"
+		__asm__ volatile("tilestored %%tmm3, (%0,%1,1)"
 				 : : "r"(p), "r"(stride) : "memory");
 		break;
 	}
 }
 
-/* C tile t (0-5) += tmm6 (an A part) . tmm7 (the B block). */
-static inline RBLN_OS_INLINE void rbln_amx_dp(u32 t)
-{
-	switch (t) {
-	case 0:
-		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm0" : : : "memory");
-		break;
-	case 1:
-		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm1" : : : "memory");
-		break;
-	case 2:
-		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm2" : : : "memory");
-		break;
-	case 3:
-		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm3" : : : "memory");
-		break;
-	case 4:
-		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm4" : : : "memory");
-		break;
-	default:
-		__asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm5" : : : "memory");
-		break;
-	}
-}
+/* C tile tmm@c += A part tmm@a . B block tmm@b (registers named in the code). */
+#define RBLN_AMX_DP(c, a, b) \
+	({ \
+		__asm__ volatile("tdpbf16ps %%tmm" #b ", %%tmm" #a \
+				 ", %%tmm" #c : : : "memory"); \
+	})
+
+/* Tile tmm@t from rows @stride bytes apart at @p. */
+#define RBLN_AMX_LOAD(t, p, stride) \
+	({ \
+		__asm__ volatile("tileloadd (%0,%1,1), %%tmm" #t \
+				 : : "r"(p), "r"((u64)(stride)) : "memory"); \
+	})
 
 /* The top 16 bits of a float's bits, as a float. */
 static inline u32 rbln_amx_bits(float x)
@@ -240,6 +200,80 @@ static inline float rbln_amx_float(u32 b)
 	return x;
 }
 
+/* The high halves of 32 words (two vectors) as one vector of 32 bf16. */
+static inline RBLN_OS_INLINE RBLN_AMX_ATTR rbln_amx_vw
+rbln_amx_high_halves(rbln_amx_vu a, rbln_amx_vu b)
+{
+	return __builtin_shufflevector((rbln_amx_vw)a, (rbln_amx_vw)b,
+				       1, 3, 5, 7, 9, 11, 13, 15,
+				       17, 19, 21, 23, 25, 27, 29, 31,
+				       33, 35, 37, 39, 41, 43, 45, 47,
+				       49, 51, 53, 55, 57, 59, 61, 63);
+}
+
+/*
+ * The parts of 32 finite floats at @x: hi = x with the low 16 bits
+ * cleared, mid likewise of x - hi, lo = x - hi - mid; the same bits as
+ * rbln_amx_split() gives them, in fewer instructions (no NaN or infinity
+ * cases, one permute packs 32 halves). Returns false, writing nothing,
+ * when one of them is not finite.
+ */
+static inline RBLN_OS_INLINE RBLN_AMX_ATTR bool
+rbln_amx_split32(const float *x, u16 *hi, u16 *mid, u16 *lo)
+{
+	const rbln_amx_vu top = (rbln_amx_vu){} + 0xffff0000U;
+	const rbln_amx_vu exp = (rbln_amx_vu){} + 0x7f800000U;
+	rbln_amx_vu b0, b1, h0, h1, m0, m1;
+	rbln_amx_vw v;
+
+	memcpy(&b0, x, sizeof(b0));
+	memcpy(&b1, x + 16, sizeof(b1));
+	if (__builtin_ia32_pcmpeqd512_mask((rbln_amx_vi)(b0 & exp),
+					   (rbln_amx_vi)exp, 0xffff) |
+	    __builtin_ia32_pcmpeqd512_mask((rbln_amx_vi)(b1 & exp),
+					   (rbln_amx_vi)exp, 0xffff))
+		return false;
+	h0 = b0 & top;
+	h1 = b1 & top;
+	v = rbln_amx_high_halves(h0, h1);
+	memcpy(hi, &v, sizeof(v));
+	m0 = (rbln_amx_vu)((rbln_amx_vf)b0 - (rbln_amx_vf)h0);
+	m1 = (rbln_amx_vu)((rbln_amx_vf)b1 - (rbln_amx_vf)h1);
+	b0 = (rbln_amx_vu)((rbln_amx_vf)m0 - (rbln_amx_vf)(m0 & top));
+	b1 = (rbln_amx_vu)((rbln_amx_vf)m1 - (rbln_amx_vf)(m1 & top));
+	v = rbln_amx_high_halves(m0, m1);
+	memcpy(mid, &v, sizeof(v));
+	v = rbln_amx_high_halves(b0, b1);
+	memcpy(lo, &v, sizeof(v));
+	return true;
+}
+
+/* The parts of 16 floats at @x, any values (rbln_amx_split()). */
+static inline RBLN_OS_INLINE RBLN_AMX_ATTR void
+rbln_amx_split16(const float *x, u16 *hi, u16 *mid, u16 *lo)
+{
+	const rbln_amx_vu top = (rbln_amx_vu){} + 0xffff0000U;
+	const rbln_amx_vu exp = (rbln_amx_vu){} + 0x7f800000U;
+	rbln_amx_vu b, h, m, l, nf, nan;
+	rbln_amx_vh hv, mv, lv;
+	rbln_amx_vf r;
+
+	memcpy(&b, x, sizeof(b));
+	nf = (rbln_amx_vu)((b & exp) == exp);
+	nan = nf & (rbln_amx_vu)((b & 0x007fffffU) != 0);
+	h = (b & top) | (nan & 0x00400000U);
+	r = (rbln_amx_vf)b - (rbln_amx_vf)h;
+	r = (rbln_amx_vf)((rbln_amx_vu)r & ~nf);
+	m = (rbln_amx_vu)r & top;
+	l = (rbln_amx_vu)(r - (rbln_amx_vf)m);
+	hv = __builtin_convertvector(h >> 16, rbln_amx_vh);
+	mv = __builtin_convertvector(m >> 16, rbln_amx_vh);
+	lv = __builtin_convertvector(l >> 16, rbln_amx_vh);
+	memcpy(hi, &hv, sizeof(hv));
+	memcpy(mid, &mv, sizeof(mv));
+	memcpy(lo, &lv, sizeof(lv));
+}
+
 /*
  * The hi/mid/lo parts of n floats at @x into @hi, @mid, @lo (bf16). A NaN
  * keeps a NaN hi (its payload may be in the cleared bits); a non-finite x
@@ -248,29 +282,17 @@ static inline float rbln_amx_float(u32 b)
 static RBLN_AMX_ATTR void rbln_amx_split(const float *x, u32 n, u16 *hi,
 					 u16 *mid, u16 *lo)
 {
-	const rbln_amx_vu top = (rbln_amx_vu){} + 0xffff0000U;
-	const rbln_amx_vu exp = (rbln_amx_vu){} + 0x7f800000U;
-	rbln_amx_vu b, h, m, l, nf, nan;
-	rbln_amx_vh hv, mv, lv;
-	rbln_amx_vf r;
 	u32 i = 0, bits, hb, mb;
 	float s;
 
-	for (; i + 16 <= n; i += 16) {
-		memcpy(&b, x + i, sizeof(b));
-		nf = (rbln_amx_vu)((b & exp) == exp);
-		nan = nf & (rbln_amx_vu)((b & 0x007fffffU) != 0);
-		h = (b & top) | (nan & 0x00400000U);
-		r = (rbln_amx_vf)b - (rbln_amx_vf)h;
-		r = (rbln_amx_vf)((rbln_amx_vu)r & ~nf);
-		m = (rbln_amx_vu)r & top;
-		l = (rbln_amx_vu)(r - (rbln_amx_vf)m);
-		hv = __builtin_convertvector(h >> 16, rbln_amx_vh);
-		mv = __builtin_convertvector(m >> 16, rbln_amx_vh);
-		lv = __builtin_convertvector(l >> 16, rbln_amx_vh);
-		memcpy(hi + i, &hv, sizeof(hv));
-		memcpy(mid + i, &mv, sizeof(mv));
-		memcpy(lo + i, &lv, sizeof(lv));
+	while (i + 16 <= n) {
+		if (i + 32 <= n &&
+		    rbln_amx_split32(x + i, hi + i, mid + i, lo + i)) {
+			i += 32;
+			continue;
+		}
+		rbln_amx_split16(x + i, hi + i, mid + i, lo + i);
+		i += 16;
 	}
 	for (; i < n; i++) {
 		bits = rbln_amx_bits(x[i]);
@@ -356,7 +378,7 @@ static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
  * @a: the A parts: [part][row][k], rows padded to whole tiles and k to
  *	whole blocks with zeros
  * @lda: bf16 elements between rows of @a
- * @b: the B blocks of up to RBLN_AMX_CT panels' k range, repacked before the tiles
+ * @b: the B blocks of two panels' k range, repacked before the tiles
  *	load them (a tile load right after the stores that wrote its data
  *	waits for them)
  * @c: a C tile through memory, for partial tiles
@@ -364,16 +386,17 @@ static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
 struct rbln_amx_call {
 	u16 a[RBLN_AMX_ABUF];
 	u64 lda;
-	u32 b[RBLN_AMX_CT * RBLN_AMX_BPANEL] RBLN_AMX_ALIGNED;
+	u32 b[2 * RBLN_AMX_BPANEL] RBLN_AMX_ALIGNED;
 	float c[RBLN_AMX_ROWS * 16] RBLN_AMX_ALIGNED;
 };
 
 /*
- * Per thread, 192 KiB: too much for a stack frame of a thread the
- * application may have created with a small stack. It is static TLS of
- * libnpu.so, which every thread of the process carries.
+ * A call's staging (105 KiB) lives on the stack of the engine thread that
+ * runs it (rbln_model_mm_amx()): the emulated home runs the model only on
+ * its own engine threads, whose stacks it sizes (RBLN_MODEL_EMUL_STACK,
+ * four times this or more). No static TLS: every thread of the process
+ * would carry it.
  */
-static __thread struct rbln_amx_call rbln_amx_call_buf;
 
 static void rbln_amx_c_get(float *t, const float *c, u64 ldc, u32 rows,
 			   u32 cols)
@@ -489,27 +512,86 @@ static void rbln_amx_pack_panel(const struct rbln_model_mm *mm, u32 p,
 }
 
 /*
- * Rows [m0, m1) (at most RBLN_AMX_CT tiles) times panels [p0, p1) over
+ * Ask for panel @p's k steps [k0, k0 + kc) of packed weights into L2 (no
+ * result depends on it): each panel's run is a few KiB far from the
+ * last, where the hardware prefetcher starts cold, so the repack of the
+ * next pair of panels would wait on memory while the tiles run this one.
+ */
+static void rbln_amx_prefetch_panel(const struct rbln_model_mm *mm, u32 p,
+				    u32 k0, u32 kc)
+{
+	u64 pstride = (u64)mm->k * RBLN_ISA_PACK_COLS * 2;
+	const u8 *w = mm->w + p * pstride + (u64)k0 * RBLN_ISA_PACK_COLS * 2;
+	u64 off, bytes = (u64)kc * RBLN_ISA_PACK_COLS * 2;
+
+	if (mm->layout != RBLN_LAYOUT_PACKED16)
+		return;
+	for (off = 0; off < bytes; off += 64)
+		__builtin_prefetch(w + off, 0, 2);
+}
+
+/*
+ * One block of C tiles: row tiles @rt and, with @two_rows, rt + 1, times
+ * the staged panel 0 and, with @two_panels, panel 1: tmm0 = (rt, 0),
+ * tmm1 = (rt, 1), tmm2 = (rt + 1, 0), tmm3 = (rt + 1, 1). Per k block the
+ * B blocks go into tmm6/tmm7 once; then per part (hi, mid, lo: each
+ * element's fixed order) the A tiles into tmm4/tmm5 and up to four dot
+ * products that do not wait on each other, so the tile unit overlaps
+ * them; a tile loaded serves two products.
+ */
+static inline RBLN_OS_INLINE void
+rbln_amx_block(const struct rbln_amx_call *st, u32 rt, u32 kc, u64 plane,
+	       bool two_rows, bool two_panels)
+{
+	const u16 *a = st->a + (u64)rt * RBLN_AMX_ROWS * st->lda;
+	const u16 *a1 = a + RBLN_AMX_ROWS * st->lda;
+	const u32 *b1 = st->b + RBLN_AMX_BPANEL;
+	u64 lda2 = st->lda * 2, off;
+	u32 kb, part;
+
+	for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
+		RBLN_AMX_LOAD(6, st->b + kb * 8, 64);
+		if (two_panels)
+			RBLN_AMX_LOAD(7, b1 + kb * 8, 64);
+		for (part = 0; part < RBLN_AMX_PARTS; part++) {
+			off = part * plane * st->lda + kb;
+			RBLN_AMX_LOAD(4, a + off, lda2);
+			if (two_rows)
+				RBLN_AMX_LOAD(5, a1 + off, lda2);
+			RBLN_AMX_DP(0, 4, 6);
+			if (two_panels)
+				RBLN_AMX_DP(1, 4, 7);
+			if (two_rows)
+				RBLN_AMX_DP(2, 5, 6);
+			if (two_rows && two_panels)
+				RBLN_AMX_DP(3, 5, 7);
+		}
+	}
+}
+
+/*
+ * Rows [m0, m1) (at most RBLN_AMX_RT tiles) times panels [p0, p1) over
  * k in [k0, k1) (at most RBLN_AMX_KMAX), bf16 weights; the tiles hold
- * @cfg_rows rows (16, or all rows when fewer).
+ * @cfg_rows rows (16, or all rows when fewer). The A parts are split
+ * once for all panels, each pair of panels' B blocks repacked once for
+ * all row tiles.
  */
 static RBLN_AMX_ATTR void
-rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
-		 u32 p1, u32 k0, u32 k1, u32 cfg_rows)
+rbln_amx_mm_rows(struct rbln_amx_call *st, const struct rbln_model_mm *mm,
+		 u64 m0, u64 m1, u32 p0, u32 p1, u32 k0, u32 k1, u32 cfg_rows)
 {
-	struct rbln_amx_call *st = &rbln_amx_call_buf;
-	struct rbln_amx_out o[RBLN_AMX_CT];
+	struct rbln_amx_out o[2];
 	u32 nrows = (u32)(m1 - m0), kc = k1 - k0;
 	u32 tiles = (nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
 	bool zero = k0 == 0 && !mm->accumulate;
 	const float *a = (const float *)mm->a + m0 * mm->k + k0;
-	u64 plane = (u64)RBLN_AMX_CT * RBLN_AMX_ROWS;
-	u32 r, p, kb, part, s, j, rt, np, ns;
+	u64 plane = (u64)RBLN_AMX_RT * RBLN_AMX_ROWS;
+	u32 r, p, part, j, rt, np, nr;
 	u16 *pad;
 
-	for (s = 0; s < RBLN_AMX_CT; s++) {
-		o[s].ldc = mm->n;
-		o[s].nrows = nrows;
+	for (j = 0; j < 2; j++) {
+		o[j].ldc = mm->n;
+		o[j].nrows = nrows;
 	}
 
 	st->lda = (kc + RBLN_AMX_KB - 1) / RBLN_AMX_KB * RBLN_AMX_KB;
@@ -527,45 +609,34 @@ rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 		rbln_amx_split(a + r * mm->k, kc, st->a + r * st->lda,
 			       st->a + (plane + r) * st->lda,
 			       st->a + (2 * plane + r) * st->lda);
-	/*
-	 * Up to 16 rows fill one row tile: then the C tiles take RBLN_AMX_CT
-	 * panels side by side, whose dot products do not wait on each other
-	 * (one tile's chain over k is serial). Else one panel, a C tile per
-	 * row tile. Each element's chain is the same either way.
-	 */
 	for (p = p0; p < p1; p += np) {
-		np = tiles == 1 && p1 - p > RBLN_AMX_CT ? RBLN_AMX_CT :
-		     tiles == 1 ? p1 - p : 1;
-		ns = tiles == 1 ? np : tiles;
-		for (j = 0; j < np; j++)
+		np = p1 - p >= 2 ? 2 : 1;
+		for (j = 0; j < np; j++) {
 			rbln_amx_pack_panel(mm, p + j, k0, kc,
 					    st->b + j * RBLN_AMX_BPANEL);
-		for (s = 0; s < ns; s++) {
-			rt = tiles == 1 ? 0 : s;
-			j = tiles == 1 ? s : 0;
-			rbln_amx_out_panel(&o[s], mm, m0, p + j, cfg_rows);
-			rbln_amx_c_in(&o[s], s, rt, zero, st->c);
+			rbln_amx_out_panel(&o[j], mm, m0, p + j, cfg_rows);
 		}
-		for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
-			/* Per C tile: hi, mid, lo (the fixed order). */
-			for (s = 0; s < ns; s++) {
-				rt = tiles == 1 ? 0 : s;
-				j = tiles == 1 ? s : 0;
-				if (s == 0 || tiles == 1)
-					rbln_amx_load(7, st->b + j *
-						      RBLN_AMX_BPANEL + kb * 8,
-						      64);
-				for (part = 0; part < RBLN_AMX_PARTS; part++) {
-					rbln_amx_load(6, st->a + kb +
-						      (part * plane +
-						       rt * RBLN_AMX_ROWS) *
-						      st->lda, st->lda * 2);
-					rbln_amx_dp(s);
-				}
-			}
+		for (j = p + np; j < p1 && j < p + np + 2; j++)
+			rbln_amx_prefetch_panel(mm, j, k0, kc);
+		for (rt = 0; rt < tiles; rt += nr) {
+			nr = tiles - rt >= 2 ? 2 : 1;
+			for (r = 0; r < nr; r++)
+				for (j = 0; j < np; j++)
+					rbln_amx_c_in(&o[j], 2 * r + j, rt + r,
+						      zero, st->c);
+			if (nr == 2 && np == 2)
+				rbln_amx_block(st, rt, kc, plane, true, true);
+			else if (nr == 2)
+				rbln_amx_block(st, rt, kc, plane, true, false);
+			else if (np == 2)
+				rbln_amx_block(st, rt, kc, plane, false, true);
+			else
+				rbln_amx_block(st, rt, kc, plane, false, false);
+			for (r = 0; r < nr; r++)
+				for (j = 0; j < np; j++)
+					rbln_amx_c_out(&o[j], 2 * r + j, rt + r,
+						       st->c);
 		}
-		for (s = 0; s < ns; s++)
-			rbln_amx_c_out(&o[s], s, tiles == 1 ? 0 : s, st->c);
 	}
 }
 
@@ -582,7 +653,8 @@ rbln_amx_mm_rows(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 		       u32 p0, u32 p1, u32 k0, u32 k1)
 {
-	u64 step = (u64)RBLN_AMX_CT * RBLN_AMX_ROWS, m;
+	u64 step = (u64)RBLN_AMX_RT * RBLN_AMX_ROWS, m;
+	struct rbln_amx_call st;
 	u32 k, kn, rows;
 
 	if (mm->dtype != RBLN_DTYPE_BF16) {
@@ -594,7 +666,8 @@ void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 	for (k = k0; k < k1; k = kn) {
 		kn = k1 - k > RBLN_AMX_KMAX ? k + RBLN_AMX_KMAX : k1;
 		for (m = m0; m < m1; m += step)
-			rbln_amx_mm_rows(mm, m, m1 - m > step ? m + step : m1,
+			rbln_amx_mm_rows(&st, mm, m,
+					 m1 - m > step ? m + step : m1,
 					 p0, p1, k, kn, rows);
 	}
 	__asm__ volatile("tilerelease" : : : "memory");

@@ -85,14 +85,27 @@ const struct rbln_model_kernels rbln_model_kernels_avx512 = {
 
 #if !defined(__KERNEL__)
 /*
- * The AMX variant (emulated home only): MATMUL on tiles
- * (rbln_model_kern_amx.c), 96 rows per call, six 16-row C tiles that share
- * each block of weights; the rest as avx512.
+ * The AMX variant (emulated home only): every MATMUL of bf16 weights on
+ * tiles (rbln_model_kern_amx.c), the rest as avx512.
  */
 const struct rbln_model_kernels rbln_model_kernels_amx = {
 	.name = "amx",
-	.mm_rows = 96,
-	.mm = rbln_model_mm_amx,
+	.mm = rbln_model_mm_avx512,
+	.mm_tiles = rbln_model_mm_amx,
+	.mm_tiles_min_rows = 1,
+	RBLN_K_AVX2_NON_MM,
+};
+
+/*
+ * What auto takes where amx runs: a MATMUL of RBLN_MODEL_AMX_MIN_ROWS
+ * rows or more (a prompt's chunk) on tiles, smaller ones (a decode
+ * batch) as avx512, whose GEMV streams weights faster.
+ */
+const struct rbln_model_kernels rbln_model_kernels_avx512_amx = {
+	.name = "avx512+amx",
+	.mm = rbln_model_mm_avx512,
+	.mm_tiles = rbln_model_mm_amx,
+	.mm_tiles_min_rows = RBLN_MODEL_AMX_MIN_ROWS,
 	RBLN_K_AVX2_NON_MM,
 };
 #endif

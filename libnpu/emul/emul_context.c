@@ -76,7 +76,7 @@ static int read_cpu_variant(void)
 	cpu = rbln_model_cpu_parse(env);
 	if (cpu < 0)
 		return npu_fail(-EINVAL,
-				"RBLN_CPU_VARIANT=\"%s\": auto, baseline, avx2, avx512 or amx",
+				"RBLN_CPU_VARIANT=\"%s\": auto, baseline, avx2, avx512, amx or avx512+amx",
 				env);
 	if (rbln_model_set_cpu((u32)cpu))
 		return npu_fail(-EINVAL,

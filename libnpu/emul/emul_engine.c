@@ -148,24 +148,54 @@ static void join_engines(struct emul_hw *hw, unsigned int count)
 	atomic_store(&hw->cancel, false);
 }
 
+/*
+ * Engine threads get the default stack, but at least twice what the model
+ * may take (RBLN_MODEL_EMUL_STACK): an application may have made the
+ * default small (pthread_setattr_default_np, a low RLIMIT_STACK).
+ */
+static int engine_attr(pthread_attr_t *attr)
+{
+	size_t size = 0;
+	int err = pthread_attr_init(attr);
+
+	if (err)
+		return err;
+	pthread_attr_getstacksize(attr, &size);
+	if (size < 2 * (size_t)RBLN_MODEL_EMUL_STACK)
+		err = pthread_attr_setstacksize(attr,
+						2 * (size_t)RBLN_MODEL_EMUL_STACK);
+	if (err)
+		pthread_attr_destroy(attr);
+	return err;
+}
+
 int emul_engines_start(struct emul_hw *hw)
 {
 	sigset_t all, old;
+	pthread_attr_t attr;
 	int err = 0;
 	unsigned int started;
 
 	hw->engines = calloc(hw->num_engines, sizeof(*hw->engines));
 	if (!hw->engines)
 		return npu_fail(-ENOMEM, NULL);
+	err = engine_attr(&attr);
+	if (err) {
+		free(hw->engines);
+		hw->engines = NULL;
+		return npu_fail(-err, "device %u: engine thread attributes: %s",
+				hw->index, npu_strerror(err));
+	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (started = 0; started < hw->num_engines; started++) {
-		err = pthread_create(&hw->engines[started], NULL,
+		err = pthread_create(&hw->engines[started], &attr,
 				     started ? helper_engine : stream_engine, hw);
 		if (err)
 			break;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
 	if (err) {
 		join_engines(hw, started);
 		return npu_fail(-err, "device %u: starting engine thread %u: %s",

@@ -25,11 +25,12 @@
  *    per context; its buffers are memfds, so export/import also works
  *    between processes. RBLN_EMUL_DEVICES, RBLN_EMUL_MEM_SIZE ("16G") and
  *    RBLN_EMUL_ENGINES set what npu_context_options leaves at zero.
- *    RBLN_CPU_VARIANT=auto|baseline|avx2|avx512|amx forces the CPU variant
- *    of the emulated devices' compute kernels (for the whole process; an
- *    unknown value, or a variant the CPU cannot run, makes
- *    npu_context_create() fail with -EINVAL). rbln.ko has a module
- *    parameter for the same choice.
+ *    RBLN_CPU_VARIANT=auto|baseline|avx2|avx512|amx|avx512+amx forces the
+ *    CPU variant of the emulated devices' compute kernels (for the whole
+ *    process; an unknown value, or a variant the CPU cannot run, makes
+ *    npu_context_create() fail with -EINVAL). auto is avx512+amx where
+ *    the CPU has AMX-BF16 tiles. rbln.ko has a module parameter for the
+ *    same choice (without amx and avx512+amx).
  */
 #ifndef LIBNPU_H
 #define LIBNPU_H

@@ -5,14 +5,16 @@
  * benchmark, not a test: numbers depend on the machine and its load).
  *
  *   rbln-kbench [-e engines] [-d devices for the all-reduce] [-t threads]
+ *               [-m rows,rows,...]
  *
  * Memory bandwidth, float32 FMA peak and the bfloat16 peaks (vdpbf16ps,
  * AMX tiles; where the CPU has them) with 1 and 2 threads (more with -t), then
- * MATMUL M=1, 8 (a decode batch) and 512 on 2048x8192 and 8192x2048
- * bfloat16 weights, decode ATTENTION (4096-token contexts, 8 KV heads of
- * 64, 32 query heads, partitions of 512; on the engine's head-major cache
- * with batch 8 and 1, and on the token-major cache of ISA 1.1 with batch
- * 8 for comparison), ALLREDUCE of 8 KiB and
+ * MATMUL M=1, 8 (a decode batch) and 512 (or the rows -m lists: up to
+ * 8 counts, to find where one variant overtakes another) on 2048x8192 and
+ * 8192x2048 bfloat16 weights (M=1 also int8), decode ATTENTION (4096-token
+ * contexts, 8 KV heads of 64, 32 query heads, partitions of 512; on the
+ * engine's head-major cache with batch 8 and 1, and on the token-major
+ * cache of ISA 1.1 with batch 8 for comparison), ALLREDUCE of 8 KiB and
  * 1 MiB over 8 devices; then the limits again, each kernel held to the
  * better figure: bandwidth-bound kernels to the read bandwidth, MATMUL of
  * several rows to the float32 FMA peak (its arithmetic) and, beside it,
@@ -136,20 +138,54 @@ static void print_limits(unsigned int threads, const struct limits *l)
 	}
 }
 
+#define KB_MAX_ROWS	8
+
+/*
+ * The -m list: comma-separated row counts of 1 to 4096, at most
+ * KB_MAX_ROWS. Returns how many, 0 (after saying why) when it is not one.
+ */
+static unsigned int parse_rows(const char *arg, uint32_t *rows)
+{
+	unsigned int n = 0;
+	const char *p = arg;
+	char *end;
+	long v;
+
+	for (;;) {
+		v = strtol(p, &end, 10);
+		if (end == p || v < 1 || v > 4096 || (*end && *end != ',')) {
+			fprintf(stderr, "rbln-kbench: -m \"%s\": want row counts of 1 to 4096, comma-separated\n",
+				arg);
+			return 0;
+		}
+		if (n == KB_MAX_ROWS) {
+			fprintf(stderr, "rbln-kbench: -m \"%s\": at most %d row counts\n",
+				arg, KB_MAX_ROWS);
+			return 0;
+		}
+		rows[n++] = (uint32_t)v;
+		if (!*end)
+			return n;
+		p = end + 1;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const uint32_t shapes[2][2] = { { 2048, 8192 }, { 8192, 2048 } };
 	unsigned int engines = 2, ndev = 8, threads = 2;
 	static struct limits l;
 	struct npu_device_info info;
-	struct kb_result r[12] = { 0 };
+	struct kb_result r[2 * KB_MAX_ROWS + 3] = { 0 };
+	uint32_t rows[KB_MAX_ROWS] = { 1, 8, 512 };
+	unsigned int nrows = 3;
 	const char *variant = getenv("RBLN_CPU_VARIANT");
 	unsigned int nr = 0;
 	npu_device *dev[64];
 	npu_context *ctx;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "e:d:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "e:d:t:m:")) != -1) {
 		switch (opt) {
 		case 'e':
 			engines = (unsigned int)atoi(optarg);
@@ -160,8 +196,13 @@ int main(int argc, char **argv)
 		case 't':
 			threads = (unsigned int)atoi(optarg);
 			break;
+		case 'm':
+			nrows = parse_rows(optarg, rows);
+			if (!nrows)
+				return 2;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-e engines] [-d devices] [-t threads]\n",
+			fprintf(stderr, "usage: %s [-e engines] [-d devices] [-t threads] [-m rows,...]\n",
 				argv[0]);
 			return 2;
 		}
@@ -177,9 +218,7 @@ int main(int argc, char **argv)
 	kb_check(npu_device_query(dev[0], &info), "npu_device_query");
 	unsigned int lim = engines < threads ? engines : threads;
 
-	static const uint32_t rows[3] = { 1, 8, 512 };
-
-	for (int m = 0; m < 3; m++)
+	for (unsigned int m = 0; m < nrows; m++)
 		for (int s = 0; s < 2; s++)
 			kb_matmul(dev[0], rows[m], shapes[s][0],
 				  shapes[s][1], NPU_DTYPE_BF16, l.bw[lim],

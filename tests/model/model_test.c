@@ -369,10 +369,11 @@ uint32_t test_variants(uint32_t *v)
 	else
 		printf("# no AVX-512F on this CPU: avx512 variant not tested\n");
 	/* The CPU's AMX and the OS's grant of the tile state. */
-	if (n == 3 && rbln_model_set_cpu(RBLN_MODEL_CPU_AMX) == 0)
+	if (n == 3 && rbln_model_set_cpu(RBLN_MODEL_CPU_AMX) == 0) {
 		v[n++] = RBLN_MODEL_CPU_AMX;
-	else
-		printf("# no AMX-BF16 tiles here: amx variant not tested\n");
+		v[n++] = RBLN_MODEL_CPU_AVX512_AMX;
+	} else
+		printf("# no AMX-BF16 tiles here: amx, avx512+amx not tested\n");
 	rbln_model_set_cpu(RBLN_MODEL_CPU_AUTO);
 #endif
 	return n;

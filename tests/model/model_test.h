@@ -112,7 +112,8 @@ uint8_t *poisoned(size_t n);
 
 /*
  * The CPU variants this machine can run: RBLN_MODEL_CPU_BASELINE, and
- * RBLN_MODEL_CPU_AVX2 and _AVX512 when the CPU has them (at most
+ * RBLN_MODEL_CPU_AVX2, _AVX512, _AMX and _AVX512_AMX when the CPU has
+ * them (at most
  * RBLN_MODEL_CPU_COUNT entries). Returns how many.
  */
 uint32_t test_variants(uint32_t *v);

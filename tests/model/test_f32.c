@@ -392,6 +392,11 @@ static void test_cpu_api(void **state)
 			    "avx512");
 	assert_int_equal(rbln_model_cpu_parse("amx"), RBLN_MODEL_CPU_AMX);
 	assert_string_equal(rbln_model_cpu_name(RBLN_MODEL_CPU_AMX), "amx");
+	assert_int_equal(rbln_model_cpu_parse("avx512+amx\n"),
+			 RBLN_MODEL_CPU_AVX512_AMX);
+	assert_string_equal(rbln_model_cpu_name(RBLN_MODEL_CPU_AVX512_AMX),
+			    "avx512+amx");
+	assert_int_equal(rbln_model_cpu_parse("avx512+"), -RBLN_EINVAL);
 	assert_int_equal(rbln_model_cpu_parse("avx"), -RBLN_EINVAL);
 	assert_int_equal(rbln_model_cpu_parse("avx22"), -RBLN_EINVAL);
 	assert_int_equal(rbln_model_cpu_parse("avx2\n\n"), -RBLN_EINVAL);
@@ -422,14 +427,30 @@ static void test_cpu_api(void **state)
 		/* ADD has no AVX-512 code: the AVX2 one, same bits. */
 		assert_ptr_equal(rbln_model_f32_add_select(),
 				 rbln_model_f32_add_avx2);
-		/* amx only when forced: auto stays avx512 (decode speed). */
+		/*
+		 * amx alone only when forced: auto takes avx512+amx where
+		 * the tiles run (decode speed), else avx512.
+		 */
 		if (rbln_model_set_cpu(RBLN_MODEL_CPU_AMX) == 0) {
 			assert_string_equal(rbln_model_kernels()->name, "amx");
 			assert_ptr_equal(rbln_model_f32_add_select(),
 					 rbln_model_f32_add_avx2);
+			assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AUTO),
+					 0);
+			assert_int_equal(rbln_model_cpu(),
+					 RBLN_MODEL_CPU_AVX512_AMX);
+			assert_string_equal(rbln_model_kernels()->name,
+					    "avx512+amx");
+			assert_ptr_equal(rbln_model_f32_add_select(),
+					 rbln_model_f32_add_avx2);
+		} else {
+			assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AVX512_AMX),
+					 -RBLN_EINVAL);
+			assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AUTO),
+					 0);
+			assert_int_equal(rbln_model_cpu(),
+					 RBLN_MODEL_CPU_AVX512);
 		}
-		assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AUTO), 0);
-		assert_int_equal(rbln_model_cpu(), RBLN_MODEL_CPU_AVX512);
 	} else {
 		assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AVX512),
 				 -RBLN_EINVAL);

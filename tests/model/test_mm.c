@@ -351,6 +351,13 @@ static void test_mm_rows_independent(void **state)
 	(void)state;
 	fake_env_init(&f, 1);
 	for (i = 0; i < nv; i++) {
+		/*
+		 * avx512+amx gives a row the amx bits in a command of many
+		 * rows and the avx512 bits alone (test_mm_avx512_amx_by_rows):
+		 * invariant on each side of its threshold, as those two are.
+		 */
+		if (v[i] == RBLN_MODEL_CPU_AVX512_AMX)
+			continue;
 		test_set_variant(v[i]);
 		for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++) {
 			/* Past one block of rows (192), and a partial tile. */
@@ -481,6 +488,61 @@ static void test_mm_avx512_bits_of_avx2(void **state)
 				}
 }
 
+/* Variant @v's result on @mc. */
+static float *mm_run_as(const struct mm_case *mc, uint32_t v,
+			const struct rbln_model_env *env)
+{
+	test_set_variant(v);
+	return mm_run(mc, env);
+}
+
+/*
+ * avx512+amx runs a command of RBLN_MODEL_AMX_MIN_ROWS rows or more with
+ * the amx bits, a smaller one with the avx512 bits (whatever its blocks'
+ * rows); float16 weights, which the tiles do not take, always as avx512.
+ */
+static void test_mm_avx512_amx_by_rows(void **state)
+{
+	const uint32_t rows[] = { 1, 8, RBLN_MODEL_AMX_MIN_ROWS - 1,
+				  RBLN_MODEL_AMX_MIN_ROWS, 130 };
+	uint32_t r, dt, want;
+	struct mm_case mc;
+	struct fake_env f;
+	float *x, *y;
+
+	(void)state;
+	if (rbln_model_set_cpu(RBLN_MODEL_CPU_AMX)) {
+		printf("# no AMX-BF16 tiles: avx512+amx must be refused\n");
+		assert_int_equal(rbln_model_set_cpu(RBLN_MODEL_CPU_AVX512_AMX),
+				 -RBLN_EINVAL);
+		return;
+	}
+	fake_env_init(&f, 2);
+	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+		for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++) {
+			mm_init(&mc, rows[r], 300, 70, dt,
+				RBLN_LAYOUT_PACKED16, 0);
+			want = rows[r] >= RBLN_MODEL_AMX_MIN_ROWS ?
+			       RBLN_MODEL_CPU_AMX : RBLN_MODEL_CPU_AVX512;
+			x = mm_run_as(&mc, want, &f.env);
+			y = mm_run_as(&mc, RBLN_MODEL_CPU_AVX512_AMX, &f.env);
+			assert_memory_equal(x, y, (size_t)mc.m * mc.n * 4);
+			free(x);
+			if (rows[r] >= RBLN_MODEL_AMX_MIN_ROWS) {
+				/* The amx bits are not the avx512 ones. */
+				x = mm_run_as(&mc, RBLN_MODEL_CPU_AVX512,
+					      &f.env);
+				if (dt == RBLN_DTYPE_BF16)
+					assert_memory_not_equal(x, y,
+								(size_t)mc.m *
+								mc.n * 4);
+				free(x);
+			}
+			free(y);
+			mm_free(&mc);
+		}
+}
+
 static void test_mm_cancel_and_unmapped(void **state)
 {
 	struct rbln_model_diag diag;
@@ -533,6 +595,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_mm_reference, restore_variant),
+		cmocka_unit_test_teardown(test_mm_avx512_amx_by_rows,
+					  restore_variant),
 		cmocka_unit_test_teardown(test_mm_accumulate, restore_variant),
 		cmocka_unit_test_teardown(test_mm_layouts_identical,
 					  restore_variant),
