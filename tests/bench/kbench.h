@@ -35,18 +35,20 @@ double kb_amx_peak(unsigned int threads);
  * @name: what ran
  * @value: achieved rate (bytes/s or FLOP/s) or latency (seconds)
  * @unit: "GB/s", "GFLOP/s" or "us"
- * @limit: the machine's limit for the kernel's own arithmetic (bandwidth,
- *	or the float32 FMA peak), in the same unit; 0 for none
- * @bf16_limit: for products of bfloat16 weights, the machine's best
- *	bfloat16 peak (dot products or tiles), which bounds any program's
- *	speed on the same work; 0 where not applicable
+ * @limit: the machine's bound for any program doing this work, in the
+ *	same unit: the read bandwidth, or for a MATMUL its best arithmetic
+ *	peak (float32 FMA, bf16 dot products or AMX tiles, whichever is
+ *	highest); 0 for none
+ * @f32_limit: for a MATMUL, the float32 FMA peak: the bound of kernels
+ *	that widen their weights to float32 (tile kernels may pass it);
+ *	0 where not applicable
  */
 struct kb_result {
 	char name[96];
 	double value;
 	const char *unit;
 	double limit;
-	double bf16_limit;
+	double f32_limit;
 };
 
 /* MATMUL of @m rows times [n, k] packed weights of @dtype on @dev. */
