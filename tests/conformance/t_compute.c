@@ -11,9 +11,11 @@
  * detail), and a run-time fault of index data (-EIO). Tolerances as in
  * tests/model.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,6 +446,68 @@ static void test_layer_stream(void **state)
 	npu_buffer_free(wbuf);
 }
 
+/*
+ * Binaries linked against libnpu 1.1 pass struct npu_kv_write without the
+ * @layout that 1.2 appended: npu_stream_kv_write@LIBNPU_1.1 must read only
+ * the 1.1 structure (whatever follows it in the caller's memory) and write
+ * a token-major cache, as 1.1 did.
+ */
+static void test_abi_1_1(void **state)
+{
+	struct fixture *fx = *state;
+	npu_device *dev = fx->dev[0];
+	npu_stream *s = fx->stream[0];
+	const uint32_t kvh = 2, hd = 8, bs = 4, nb = 2, slot = 5;
+	void (*kv_write_11)(npu_stream *, const void *);
+	union {
+		struct npu_kv_write kw;
+		unsigned char bytes[sizeof(struct npu_kv_write)];
+	} v11;
+	float *kc, *vc, *k, *v;
+	int32_t *slots;
+	npu_buffer *bkc, *bvc, *bk, *bv, *bs_;
+
+	*(void **)&kv_write_11 = dlvsym(RTLD_DEFAULT, "npu_stream_kv_write",
+					"LIBNPU_1.1");
+	assert_non_null(kv_write_11);
+	bkc = alloc_map(dev, nb * bs * kvh * hd * 4, (void **)&kc);
+	bvc = alloc_map(dev, nb * bs * kvh * hd * 4, (void **)&vc);
+	bk = alloc_map(dev, kvh * hd * 4, (void **)&k);
+	bv = alloc_map(dev, kvh * hd * 4, (void **)&v);
+	bs_ = alloc_map(dev, 4, (void **)&slots);
+	for (uint32_t i = 0; i < kvh * hd; i++) {
+		k[i] = (float)i + 1;
+		v[i] = -(float)i - 1;
+	}
+	*slots = (int32_t)slot;
+	/* What a 1.1 caller builds, and garbage where 1.2 has @layout. */
+	memset(v11.bytes, 0xa5, sizeof(v11.bytes));
+	memcpy(v11.bytes, &(struct npu_kv_write){
+		.k_cache = { bkc, 0 }, .v_cache = { bvc, 0 }, .k = { bk, 0 },
+		.v = { bv, 0 }, .slots = { bs_, 0 }, .num_blocks = nb,
+		.tokens = 1, .block_size = bs, .kv_heads = kvh, .head_dim = hd,
+		.dtype = NPU_DTYPE_F32,
+	}, offsetof(struct npu_kv_write, layout));
+	kv_write_11(s, &v11);
+	assert_int_equal(npu_stream_error(s), 0);
+	conf_run(s, fx->queue[0]);
+	/* Token-major: [block][token][kv_head][head_dim]. */
+	for (uint32_t h = 0; h < kvh; h++)
+		for (uint32_t d = 0; d < hd; d++) {
+			assert_true(kc[(slot * kvh + h) * hd + d] == k[h * hd + d]);
+			assert_true(vc[(slot * kvh + h) * hd + d] == v[h * hd + d]);
+		}
+	/* The 1.2 function does read @layout, and refuses the garbage. */
+	npu_stream_kv_write(s, &v11.kw);
+	assert_int_equal(npu_stream_error(s), -EINVAL);
+	npu_stream_reset(s);
+	npu_buffer_free(bkc);
+	npu_buffer_free(bvc);
+	npu_buffer_free(bk);
+	npu_buffer_free(bv);
+	npu_buffer_free(bs_);
+}
+
 static void test_errors(void **state)
 {
 	struct fixture *fx = *state;
@@ -624,6 +688,8 @@ const struct CMUnitTest conf_compute_tests[] = {
 	cmocka_unit_test_setup_teardown(test_matmul, fixture_setup,
 					fixture_teardown),
 	cmocka_unit_test_setup_teardown(test_layer_stream, fixture_setup,
+					fixture_teardown),
+	cmocka_unit_test_setup_teardown(test_abi_1_1, fixture_setup,
 					fixture_teardown),
 	cmocka_unit_test_setup_teardown(test_errors, fixture_setup,
 					fixture_teardown),
