@@ -34,8 +34,8 @@ extern "C" {
 /**
  * RBLN_ISA_VERSION_MINOR: streams of a higher minor version are rejected.
  * 1.1 added the compute opcodes 0x11-0x19; 1.2 added the head-major KV cache
- * layout (RBLN_KV_HEAD_MAJOR). Every stream of a lower minor version is
- * valid with the same meaning.
+ * layout (RBLN_KV_HEAD_MAJOR) and int8 MATMUL weights (RBLN_DTYPE_I8). Every
+ * stream of a lower minor version is valid with the same meaning.
  */
 #define RBLN_ISA_VERSION_MINOR		2
 /** RBLN_ISA_VERSION: as reported in &drm_rbln_device_info.isa_version. */
