@@ -263,3 +263,10 @@ int emul_device_info(npu_context *ctx, unsigned int hw_index,
 	info->max_cmd_size = EMUL_MAX_CMD_SIZE;
 	return 0;
 }
+
+const char *npu_context_cpu_variant(const npu_context *ctx)
+{
+	if (!ctx || ctx->kind != NPU_BACKEND_EMUL)
+		return NULL;
+	return rbln_model_cpu_name(rbln_model_cpu());
+}

@@ -102,6 +102,13 @@ void npu_context_destroy(npu_context *ctx);
 enum npu_backend npu_context_backend(const npu_context *ctx);
 /** "kernel" or "emul". */
 const char *npu_backend_name(enum npu_backend backend);
+/**
+ * The CPU variant the emulated devices' compute kernels run ("baseline",
+ * "avx2", "avx512", "amx" or "avx512+amx": RBLN_CPU_VARIANT's choice, or
+ * what "auto" resolved to on this CPU); NULL for the kernel backend, whose
+ * driver reports its own in sysfs (cpu_variant). Since libnpu 1.2.
+ */
+const char *npu_context_cpu_variant(const npu_context *ctx);
 /** Number of visible devices. */
 unsigned int npu_device_count(const npu_context *ctx);
 

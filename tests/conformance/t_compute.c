@@ -584,6 +584,13 @@ static void test_cpu_variant_env(void **state)
 	assert_detail_contains("RBLN_CPU_VARIANT");
 	setenv("RBLN_CPU_VARIANT", "baseline", 1);
 	assert_ok(npu_context_create(&emul, &ctx));
+	assert_string_equal(npu_context_cpu_variant(ctx), "baseline");
+	npu_context_destroy(ctx);
+	/* auto names what it resolved to, never "auto". */
+	setenv("RBLN_CPU_VARIANT", "auto", 1);
+	assert_ok(npu_context_create(&emul, &ctx));
+	assert_non_null(npu_context_cpu_variant(ctx));
+	assert_string_not_equal(npu_context_cpu_variant(ctx), "auto");
 	npu_context_destroy(ctx);
 	/* Back to what the run asked for (the choice is process-wide). */
 	setenv("RBLN_CPU_VARIANT", saved ? saved : "auto", 1);

@@ -62,6 +62,13 @@ r = run("-q", "index,node", "--format", "csv,noheader",
         extra={"RBLN_DEVICE_2": "1", "RBLN_DEVICE_5": "1"})
 ok(r.stdout.splitlines() == ["2, emul:2", "5, emul:5"],
    "RBLN_DEVICE_2 and _5 (a CDI spec's edits): those two devices", r.stdout)
+r = run("-q", "index,cpu_variant", "--format", "csv,noheader", extra={"RBLN_CPU_VARIANT": "baseline"})
+ok(r.stdout.splitlines() == [f"{i}, baseline" for i in range(8)],
+   "cpu_variant: the variant RBLN_CPU_VARIANT forces", r.stdout)
+r = run("-q", "cpu_variant", "--format", "csv,noheader", extra={"RBLN_CPU_VARIANT": "auto"})
+ok(r.returncode == 0 and len(set(r.stdout.split())) == 1 and
+   r.stdout.split()[0] in ("baseline", "avx2", "avx512", "avx512+amx"),
+   "cpu_variant: auto shows what it resolved to on this CPU", r.stdout)
 r = run("--help-query")
 ok(r.returncode == 0 and "memory.used" in r.stdout and "cpu_variant" in r.stdout and
    "device_memory" in r.stdout, "--help-query lists the fields")

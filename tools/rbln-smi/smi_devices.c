@@ -112,7 +112,7 @@ void smi_kernel_devices(struct smi *s)
 void smi_emulated_devices(struct smi *s)
 {
 	struct npu_context_options opt = { .struct_size = sizeof(opt), .backend = NPU_BACKEND_EMUL };
-	const char *variant = getenv("RBLN_CPU_VARIANT");
+	const char *variant;
 	npu_context *ctx;
 	int err = npu_context_create(&opt, &ctx);
 
@@ -122,6 +122,8 @@ void smi_emulated_devices(struct smi *s)
 		return;
 	}
 	s->emulated = true;
+	/* What the kernels run: RBLN_CPU_VARIANT's choice, or auto's. */
+	variant = npu_context_cpu_variant(ctx);
 	for (unsigned int i = 0; i < npu_device_count(ctx); i++) {
 		struct npu_device_info info;
 		struct npu *n;
@@ -140,7 +142,7 @@ void smi_emulated_devices(struct smi *s)
 		n->numa_node = info.numa_node;
 		snprintf(n->isa, sizeof(n->isa), "%u.%u", info.isa_major, info.isa_minor);
 		snprintf(n->cpu_variant, sizeof(n->cpu_variant), "%s",
-			 variant && *variant ? variant : "auto");
+			 variant ? variant : "-");
 	}
 	npu_context_destroy(ctx);
 }
