@@ -68,7 +68,7 @@ RBLN_K(i8_load)(const u8 *p)
 	.topk = rbln_k_avx2_topk, \
 	.topk_sort = rbln_k_avx2_topk_sort
 
-/* The AVX-512 ATTENTION (rbln_model_kern_avx512_attn.c). */
+/* The AVX-512 ATTENTION (rbln_model_kern_avx512.c). */
 #define RBLN_K_AVX512_ATTN \
 	.attn_part = rbln_model_attn_part_avx512, \
 	.attn_merge = rbln_model_attn_merge_avx512

@@ -18,8 +18,7 @@ for f in "$dir"/*.c; do
 	n=$((n + 1))
 	while IFS= read -r line; do
 		case "$(basename "$f")" in
-		rbln_model_kern_avx2.c | rbln_model_kern_avx512.c | \
-		rbln_model_kern_avx512_attn.c | rbln_model_kern_base.c)
+		rbln_model_kern_avx2.c | rbln_model_kern_avx512.c | rbln_model_kern_base.c)
 			grep -qE "$kern" <<<"$line" && continue ;;
 		esac
 		if ! grep -qE "$allowed" <<<"$line"; then
