@@ -345,6 +345,14 @@ extern const struct rbln_model_kernels rbln_model_kernels_avx512;
 /* rbln_model_kern_avx512.c: the AVX-512 variant's MATMUL */
 void rbln_model_mm_avx512(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 			  u32 p0, u32 p1, u32 k0, u32 k1);
+/* rbln_model_kern_avx512.c: the AVX-512 variant's ATTENTION */
+int rbln_model_attn_part_avx512(const struct rbln_model_attn *at,
+				const struct rbln_model_seq *seq, u32 k0,
+				u32 k1, u64 part, u32 i0, u32 i1, u64 j0,
+				u64 j1);
+void rbln_model_attn_merge_avx512(const struct rbln_model_attn *at,
+				  const struct rbln_model_seq *seq, u32 i0,
+				  u32 i1);
 #if !defined(__KERNEL__)
 extern const struct rbln_model_kernels rbln_model_kernels_amx;
 extern const struct rbln_model_kernels rbln_model_kernels_avx512_amx;

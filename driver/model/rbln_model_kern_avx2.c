@@ -52,7 +52,10 @@ RBLN_K(i8_load)(const u8 *p)
 #include "rbln_model_kern_nn.h"
 #include "rbln_model_kern_attn.h"
 
-/* The AVX2 kernels other than MATMUL, which both tables below share. */
+/*
+ * The AVX2 kernels other than MATMUL and ATTENTION, which all the tables
+ * below share.
+ */
 #define RBLN_K_AVX2_NON_MM \
 	.embed = rbln_k_avx2_embed, \
 	.rms_sumsq = rbln_k_avx2_rms_sumsq, \
@@ -61,25 +64,32 @@ RBLN_K(i8_load)(const u8 *p)
 	.rope = rbln_k_avx2_rope, \
 	.swiglu = rbln_k_avx2_swiglu, \
 	.kv_write = rbln_k_avx2_kv_write, \
-	.attn_part = rbln_k_avx2_attn_part, \
-	.attn_merge = rbln_k_avx2_attn_merge, \
 	.argmax = rbln_k_avx2_argmax, \
 	.topk = rbln_k_avx2_topk, \
 	.topk_sort = rbln_k_avx2_topk_sort
 
+/* The AVX-512 ATTENTION (rbln_model_kern_avx512.c). */
+#define RBLN_K_AVX512_ATTN \
+	.attn_part = rbln_model_attn_part_avx512, \
+	.attn_merge = rbln_model_attn_merge_avx512
+
 const struct rbln_model_kernels rbln_model_kernels_avx2 = {
 	.name = "avx2",
 	.mm = rbln_k_avx2_mm,
+	.attn_part = rbln_k_avx2_attn_part,
+	.attn_merge = rbln_k_avx2_attn_merge,
 	RBLN_K_AVX2_NON_MM,
 };
 
 /*
- * The AVX-512 variant: its own MATMUL (rbln_model_kern_avx512.c), the
- * AVX2 kernels for the rest (bound by memory, not arithmetic).
+ * The AVX-512 variant: its own MATMUL (rbln_model_kern_avx512.c) and
+ * ATTENTION, the AVX2 kernels for the rest (bound by memory, not
+ * arithmetic).
  */
 const struct rbln_model_kernels rbln_model_kernels_avx512 = {
 	.name = "avx512",
 	.mm = rbln_model_mm_avx512,
+	RBLN_K_AVX512_ATTN,
 	RBLN_K_AVX2_NON_MM,
 };
 
@@ -93,6 +103,7 @@ const struct rbln_model_kernels rbln_model_kernels_amx = {
 	.mm = rbln_model_mm_avx512,
 	.mm_tiles = rbln_model_mm_amx,
 	.mm_tiles_min_rows = 1,
+	RBLN_K_AVX512_ATTN,
 	RBLN_K_AVX2_NON_MM,
 };
 
@@ -106,6 +117,7 @@ const struct rbln_model_kernels rbln_model_kernels_avx512_amx = {
 	.mm = rbln_model_mm_avx512,
 	.mm_tiles = rbln_model_mm_amx,
 	.mm_tiles_min_rows = RBLN_MODEL_AMX_MIN_ROWS,
+	RBLN_K_AVX512_ATTN,
 	RBLN_K_AVX2_NON_MM,
 };
 #endif

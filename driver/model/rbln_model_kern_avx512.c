@@ -8,8 +8,9 @@
  * fused multiply-adds. Per output element that is the same chain, over k
  * in the same order, with the same single rounding as the AVX2 variant:
  * the results are the AVX2 variant's bits, at up to twice its arithmetic
- * per instruction. The other kernels of this variant are the AVX2 ones
- * (rbln_model_kern_avx2.c): they are bound by memory, not by arithmetic.
+ * per instruction. ATTENTION is here too (below); the other kernels of
+ * this variant are the AVX2 ones (rbln_model_kern_avx2.c): they are bound
+ * by memory, not by arithmetic.
  *
  * In rbln.ko this file is built with CC_FLAGS_FPU and runs only inside
  * kernel_fpu_begin()/_end(), which saves and restores the ZMM state.
@@ -61,6 +62,7 @@ RBLN_K(i8_load)(const u8 *p)
 
 #include "rbln_model_kern_math.h"
 #include "rbln_model_kern_mm.h"
+#include "rbln_model_kern_attn.h"
 
 /**
  * rbln_model_mm_avx512() - one block of a MATMUL (&rbln_model_kernels.mm)
@@ -76,6 +78,58 @@ void rbln_model_mm_avx512(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 			  u32 p0, u32 p1, u32 k0, u32 k1)
 {
 	rbln_k_avx512_mm(mm, m0, m1, p0, p1, k0, k1);
+}
+
+/*
+ * ATTENTION (rbln_model_kern_attn.h) with 16-float vectors: a head of 64
+ * elements is four loads and four fused multiply-adds per query head
+ * instead of eight. Scores and sums are added in a different (fixed) order
+ * than in the AVX2 variant, so the bits differ from it within the float
+ * tolerances. Heads whose size is not a multiple of 16 (the caches allow
+ * multiples of 8) run the AVX2 kernels: a 16-float load would read past
+ * the head.
+ */
+
+/**
+ * rbln_model_attn_part_avx512() - &rbln_model_kernels.attn_part
+ * @at: the command
+ * @seq: the sequence
+ * @k0: first KV head
+ * @k1: one past the last
+ * @part: the partition
+ * @i0: first query row of the sequence
+ * @i1: one past the last
+ * @j0: first token, from the partition's start
+ * @j1: one past the last token, from the partition's start
+ *
+ * Return: 0, or -RBLN_EIO for a bad block id.
+ */
+int rbln_model_attn_part_avx512(const struct rbln_model_attn *at,
+				const struct rbln_model_seq *seq, u32 k0,
+				u32 k1, u64 part, u32 i0, u32 i1, u64 j0,
+				u64 j1)
+{
+	if (at->cmd->head_dim % RBLN_K_W)
+		return rbln_model_kernels_avx2.attn_part(at, seq, k0, k1, part,
+							 i0, i1, j0, j1);
+	return rbln_k_avx512_attn_part(at, seq, k0, k1, part, i0, i1, j0, j1);
+}
+
+/**
+ * rbln_model_attn_merge_avx512() - &rbln_model_kernels.attn_merge
+ * @at: the command
+ * @seq: the sequence
+ * @i0: first query row of the sequence
+ * @i1: one past the last
+ */
+void rbln_model_attn_merge_avx512(const struct rbln_model_attn *at,
+				  const struct rbln_model_seq *seq, u32 i0,
+				  u32 i1)
+{
+	if (at->cmd->head_dim % RBLN_K_W)
+		rbln_model_kernels_avx2.attn_merge(at, seq, i0, i1);
+	else
+		rbln_k_avx512_attn_merge(at, seq, i0, i1);
 }
 
 #endif

@@ -10,7 +10,7 @@
  * FMA of the AVX2 variant is never used here).
  *
  * The including file defines:
- *   RBLN_K_W       float lanes per vector (4, 8; 16 for MATMUL only)
+ *   RBLN_K_W       float lanes per vector (4, 8, 16)
  *   RBLN_K_VF      vector of RBLN_K_W float
  *   RBLN_K_VU      vector of RBLN_K_W u32
  *   RBLN_K_VI      vector of RBLN_K_W s32
@@ -256,6 +256,31 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(hmax)(RBLN_K_VF v)
 	return m;
 }
 
+#define RBLN_K_F8	float __attribute__((vector_size(32)))
+
+#if RBLN_K_W >= 8
+/* rbln_k_hsum4()'s tree on four 8-lane vectors. */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(hsum4_8)(RBLN_K_F8 v0, RBLN_K_F8 v1, RBLN_K_F8 v2, RBLN_K_F8 v3,
+		float *out)
+{
+	RBLN_K_F8 a = __builtin_shufflevector(v0, v1, 0, 2, 8, 10, 4, 6, 12,
+					      14) +
+		      __builtin_shufflevector(v0, v1, 1, 3, 9, 11, 5, 7, 13, 15);
+	RBLN_K_F8 b = __builtin_shufflevector(v2, v3, 0, 2, 8, 10, 4, 6, 12,
+					      14) +
+		      __builtin_shufflevector(v2, v3, 1, 3, 9, 11, 5, 7, 13, 15);
+	RBLN_K_F8 c = __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12,
+					      14) +
+		      __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
+	RBLN_K_F4 r;
+
+	r = __builtin_shufflevector(c, c, 0, 1, 2, 3) +
+	    __builtin_shufflevector(c, c, 4, 5, 6, 7);
+	memcpy(out, &r, 4 * sizeof(float));
+}
+#endif
+
 /**
  * rbln_k_hsum4() - the lane sums of four vectors at once
  * @v: the four vectors
@@ -263,29 +288,25 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(hmax)(RBLN_K_VF v)
  *
  * A transposing tree of pairwise adds (a shuffle network instead of four
  * separate reductions): adjacent lanes first, then pairs of pairs, then
- * the two halves of a 256-bit vector. A fixed order, like rbln_k_hsum()'s
- * but not the same one.
+ * the two halves of a 256-bit vector. 16-lane vectors first add their
+ * 256-bit halves (lane i + 8 to lane i). A fixed order, like
+ * rbln_k_hsum()'s but not the same one.
  */
-#if RBLN_K_W <= 8
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
 RBLN_K(hsum4)(const RBLN_K_VF *v, float *out)
 {
-#if RBLN_K_W == 8
-	RBLN_K_VF a = __builtin_shufflevector(v[0], v[1], 0, 2, 8, 10, 4, 6,
-					      12, 14) +
-		      __builtin_shufflevector(v[0], v[1], 1, 3, 9, 11, 5, 7,
-					      13, 15);
-	RBLN_K_VF b = __builtin_shufflevector(v[2], v[3], 0, 2, 8, 10, 4, 6,
-					      12, 14) +
-		      __builtin_shufflevector(v[2], v[3], 1, 3, 9, 11, 5, 7,
-					      13, 15);
-	RBLN_K_VF c = __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12,
-					      14) +
-		      __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
-	RBLN_K_F4 r;
+#if RBLN_K_W == 16
+	RBLN_K_F8 h[4];
+	u32 i;
 
-	r = __builtin_shufflevector(c, c, 0, 1, 2, 3) +
-	    __builtin_shufflevector(c, c, 4, 5, 6, 7);
+	for (i = 0; i < 4; i++)
+		h[i] = __builtin_shufflevector(v[i], v[i], 0, 1, 2, 3, 4, 5, 6,
+					       7) +
+		       __builtin_shufflevector(v[i], v[i], 8, 9, 10, 11, 12,
+					       13, 14, 15);
+	RBLN_K(hsum4_8)(h[0], h[1], h[2], h[3], out);
+#elif RBLN_K_W == 8
+	RBLN_K(hsum4_8)(v[0], v[1], v[2], v[3], out);
 #else
 	RBLN_K_VF a = __builtin_shufflevector(v[0], v[1], 0, 2, 4, 6) +
 		      __builtin_shufflevector(v[0], v[1], 1, 3, 5, 7);
@@ -293,11 +314,10 @@ RBLN_K(hsum4)(const RBLN_K_VF *v, float *out)
 		      __builtin_shufflevector(v[2], v[3], 1, 3, 5, 7);
 	RBLN_K_VF r = __builtin_shufflevector(a, b, 0, 2, 4, 6) +
 		      __builtin_shufflevector(a, b, 1, 3, 5, 7);
-#endif
 
 	memcpy(out, &r, 4 * sizeof(float));
+#endif
 }
-#endif /* 16-lane vectors: only MATMUL, which needs no hsum4 */
 
 /* ------------------------------------------------------ double scalars */
 
