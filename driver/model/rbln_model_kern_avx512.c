@@ -68,6 +68,23 @@ RBLN_K(i8_load)(const u8 *p)
 	return __builtin_convertvector(x, RBLN_K_VF);
 }
 
+/*
+ * 16 bfloat16 to float32 in two operations, vpmovzxwd then a shift, lanes
+ * in the order of the halves in memory (rbln_model_kern_mm.h,
+ * RBLN_K_BF16_LANES); the generic __builtin_convertvector() comes out as
+ * two 8-lane halves joined.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(bf16_lanes_load)(const u8 *p)
+{
+	short q __attribute__((vector_size(32)));
+	RBLN_K_VI x, none = { 0 };
+
+	memcpy(&q, p, sizeof(q));
+	x = __builtin_ia32_pmovzxwd512_mask(q, none, (u16)~0U);
+	return (RBLN_K_VF)((RBLN_K_VU)x << 16);
+}
+
 #include "rbln_model_kern_math.h"
 #include "rbln_model_kern_mm.h"
 

@@ -67,6 +67,54 @@ RBLN_K(panel_scales)(const u8 *sc, u32 dtype, RBLN_K_VF *sv)
 	}
 }
 
+#if RBLN_K_W == RBLN_ISA_PACK_COLS
+/*
+ * A bfloat16 panel row widens with its columns in the order of its words
+ * (i, i + 8 for word i), saving the join of two halves per load; the tile
+ * keeps its accumulators in that order, its outputs permuted to it and
+ * back around each k block, which moves values and changes no bit.
+ */
+#define RBLN_K_BF16_LANES(dtype)	((dtype) == RBLN_DTYPE_BF16)
+
+/* Output columns (one 16-float vector) to the bfloat16 lane order. */
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(to_bf16_lanes)(RBLN_K_VF x)
+{
+	return __builtin_shufflevector(x, x, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12,
+				       5, 13, 6, 14, 7, 15);
+}
+
+/* The bfloat16 lane order back to output columns. */
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(from_bf16_lanes)(RBLN_K_VF x)
+{
+	return __builtin_shufflevector(x, x, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3,
+				       5, 7, 9, 11, 13, 15);
+}
+
+/*
+ * Permute a tile's outputs (@rows by @gp panels) in place, to the lane
+ * order (@to) or back: in memory, out of the multiply-add loop, so that
+ * the accumulators keep all the registers.
+ */
+static RBLN_OS_NOINLINE RBLN_K_ATTR void
+RBLN_K(bf16_lanes)(float *c, u64 ldc, u32 rows, u32 gp, bool to)
+{
+	RBLN_K_VF x;
+	u32 r, g;
+
+	for (r = 0; r < rows; r++)
+		for (g = 0; g < gp; g++) {
+			memcpy(&x, c + r * ldc + g * RBLN_ISA_PACK_COLS,
+			       sizeof(x));
+			x = to ? RBLN_K(to_bf16_lanes)(x) :
+			    RBLN_K(from_bf16_lanes)(x);
+			memcpy(c + r * ldc + g * RBLN_ISA_PACK_COLS, &x,
+			       sizeof(x));
+		}
+}
+#endif
+
 /**
  * rbln_k_panel_row() - widen one 16-column row of a packed panel
  * @b: the 16 elements (any alignment)
@@ -91,19 +139,12 @@ RBLN_K(panel_row)(const u8 *b, u32 dtype, const RBLN_K_VF *sv, RBLN_K_VF *v)
 	} else if (dtype == RBLN_DTYPE_BF16) {
 #if RBLN_K_W == RBLN_ISA_PACK_COLS
 		/*
-		 * One vector for the whole row: columns 0-7 from the low
-		 * halves of the eight words, 8-15 from the high halves,
-		 * joined in registers (two stores and a wider load would
-		 * stall store forwarding on every k).
+		 * One vector for the whole row in two operations (the
+		 * variant's bf16_lanes_load()): lane 2i holds column i and lane
+		 * 2i + 1 column i + 8, the order rbln_k_tile() keeps its
+		 * accumulators in for bfloat16 (RBLN_K_BF16_LANES).
 		 */
-		u32 w8 __attribute__((vector_size(32)));
-
-		memcpy(&w8, b, sizeof(w8));
-		v[0] = (RBLN_K_VF)__builtin_shufflevector(w8 << 16,
-							  w8 & RBLN_K_BF16_HI,
-							  0, 1, 2, 3, 4, 5, 6, 7,
-							  8, 9, 10, 11, 12, 13,
-							  14, 15);
+		v[0] = RBLN_K(bf16_lanes_load)(b);
 #else
 		RBLN_K_VU raw;
 
@@ -158,6 +199,11 @@ RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u64 pstride, u32 dtype,
 	u64 row = RBLN_ISA_PACK_COLS * es;
 	u32 r, g, v, k;
 
+#if RBLN_K_W == RBLN_ISA_PACK_COLS
+	if (!zero && RBLN_K_BF16_LANES(dtype))
+		RBLN_K(bf16_lanes)(c, ldc, mr, gp, true);
+#endif
+
 #pragma GCC unroll 16
 	for (g = 0; g < gp; g++)
 		/* No offset from the NULL of the float types. */
@@ -209,6 +255,10 @@ RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u64 pstride, u32 dtype,
 				memcpy(c + r * ldc + g * RBLN_ISA_PACK_COLS +
 				       v * RBLN_K_W, &acc[r * gp + g][v],
 				       sizeof(acc[r * gp + g][v]));
+#if RBLN_K_W == RBLN_ISA_PACK_COLS
+	if (RBLN_K_BF16_LANES(dtype))
+		RBLN_K(bf16_lanes)(c, ldc, mr, gp, false);
+#endif
 }
 
 /* rbln_k_tile() with the dtype a constant: one instance per type. */
