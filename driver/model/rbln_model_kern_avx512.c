@@ -77,7 +77,7 @@ RBLN_K(i8_load)(const u8 *p)
 static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
 RBLN_K(bf16_lanes_load)(const u8 *p)
 {
-	short q __attribute__((vector_size(32)));
+	short q __attribute__((vector_size(32))) = { 0 };
 	RBLN_K_VI x, none = { 0 };
 
 	memcpy(&q, p, sizeof(q));
