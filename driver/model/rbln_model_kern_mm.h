@@ -25,7 +25,10 @@
  * activations. The packed layout exists so this loop reads the weights
  * front to back with no gather. One activation row (M = 1) is a
  * bandwidth-bound GEMV: it runs RBLN_K_GP panels side by side, to keep
- * enough independent chains in flight to saturate memory.
+ * enough independent chains in flight to saturate memory (the same tile
+ * code, one row by RBLN_K_GP panels). A variant that defines
+ * RBLN_K_WIDE_ROWS (avx512) runs a decode batch of 2 to 16 rows the same
+ * way: tiles of a few rows by RBLN_K_WIDE_PANELS() panels side by side.
  *
  * int8 weights (RBLN_DTYPE_I8) are widened to float32 and multiplied by
  * their column's scale in the panel-row load (one rounding, the same in
