@@ -41,14 +41,6 @@
  */
 #define RBLN_MODEL_MM_TILE_MB	128U
 #define RBLN_MODEL_MM_TILE_PG	32U
-/*
- * A decode batch (up to RBLN_MODEL_MM_STREAM_ROWS rows) has one block of
- * rows: a narrow output (N = 512, a K or V projection: 4 groups of 8
- * panels) would leave most of 16 engines idle while its weights stream.
- * Its groups narrow to as few as 4 panels (the widest tile's panels)
- * while there are fewer pieces than engines.
- */
-#define RBLN_MODEL_MM_STREAM_PG	4U
 /* Fewest multiply-adds worth waking another engine for (~20 us). */
 #define RBLN_MODEL_MM_PART_FMA	0x100000ULL
 
@@ -109,8 +101,7 @@ static int rbln_model_mm_piece(struct rbln_model_par *par, u64 piece)
 
 /*
  * The kernel and piece shape of @job: the tile kernel for bf16 weights
- * and enough rows where the variant has one, else the vector kernel, in
- * narrower pieces for a decode batch of a narrow output.
+ * and enough rows where the variant has one, else the vector kernel.
  */
 static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 				   const struct rbln_model_kernels *kern,
@@ -135,10 +126,6 @@ static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 		     job->pg /= 2)
 			;
 	}
-	if (job->fn == kern->mm && job->mm.m <= RBLN_MODEL_MM_STREAM_ROWS)
-		while (job->pg > RBLN_MODEL_MM_STREAM_PG &&
-		       (job->panels + job->pg - 1) / job->pg < engines)
-			job->pg /= 2;
 	job->pgroups = (job->panels + job->pg - 1) / job->pg;
 }
 

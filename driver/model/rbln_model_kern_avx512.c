@@ -35,15 +35,6 @@
  */
 #define RBLN_K_MR	12
 #define RBLN_K_GP	4
-/*
- * A decode batch of 2 to 16 rows runs tiles of up to eight rows by two
- * panels (four for up to four rows): 16 accumulators and two or four
- * weight streams, as the GEMV's four, where one panel per tile left the
- * weights one stream with a single load per k behind eight FMAs.
- */
-#define RBLN_K_WIDE_ROWS	8
-#define RBLN_K_WIDE_PANELS(mr)	((mr) <= 4 ? 4U : 2U)
-#define RBLN_K_ACC	16
 
 /* acc += x * y with one rounding (FMA), as in the AVX2 variant. */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
@@ -67,23 +58,6 @@ RBLN_K(i8_load)(const u8 *p)
 	memcpy(&q, p, sizeof(q));
 	x = __builtin_ia32_pmovsxbd512_mask(q, none, (u16)~0U);
 	return __builtin_convertvector(x, RBLN_K_VF);
-}
-
-/*
- * 16 bfloat16 to float32 in two operations, vpmovzxwd then a shift, lanes
- * in the order of the halves in memory (rbln_model_kern_mm.h,
- * RBLN_K_BF16_LANES); the generic __builtin_convertvector() comes out as
- * two 8-lane halves joined.
- */
-static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
-RBLN_K(bf16_lanes_load)(const u8 *p)
-{
-	short q __attribute__((vector_size(32))) = { 0 };
-	RBLN_K_VI x, none = { 0 };
-
-	memcpy(&q, p, sizeof(q));
-	x = __builtin_ia32_pmovzxwd512_mask(q, none, (u16)~0U);
-	return (RBLN_K_VF)((RBLN_K_VU)x << 16);
 }
 
 #include "rbln_model_kern_math.h"

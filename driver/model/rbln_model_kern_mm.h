@@ -25,10 +25,7 @@
  * activations. The packed layout exists so this loop reads the weights
  * front to back with no gather. One activation row (M = 1) is a
  * bandwidth-bound GEMV: it runs RBLN_K_GP panels side by side, to keep
- * enough independent chains in flight to saturate memory (the same tile
- * code, one row by RBLN_K_GP panels). A variant that defines
- * RBLN_K_WIDE_ROWS (avx512) runs a decode batch of 2 to 16 rows the same
- * way: tiles of a few rows by RBLN_K_WIDE_PANELS() panels side by side.
+ * enough independent chains in flight to saturate memory.
  *
  * int8 weights (RBLN_DTYPE_I8) are widened to float32 and multiplied by
  * their column's scale in the panel-row load (one rounding, the same in
@@ -45,10 +42,6 @@
  * own prefetchers (see there).
  */
 #define RBLN_K_BF16_HI	0xffff0000U
-/* Row-panel accumulators of a tile, by default one panel of RBLN_K_MR. */
-#ifndef RBLN_K_ACC
-#define RBLN_K_ACC	RBLN_K_MR
-#endif
 
 /**
  * rbln_k_panel_scales() - the 16 scales of a panel of int8 weights
@@ -69,54 +62,6 @@ RBLN_K(panel_scales)(const u8 *sc, u32 dtype, RBLN_K_VF *sv)
 			sv[h] = RBLN_K(zero)();
 	}
 }
-
-#if RBLN_K_W == RBLN_ISA_PACK_COLS
-/*
- * A bfloat16 panel row widens with its columns in the order of its words
- * (i, i + 8 for word i), saving the join of two halves per load; the tile
- * keeps its accumulators in that order, its outputs permuted to it and
- * back around each k block, which moves values and changes no bit.
- */
-#define RBLN_K_BF16_LANES(dtype)	((dtype) == RBLN_DTYPE_BF16)
-
-/* Output columns (one 16-float vector) to the bfloat16 lane order. */
-static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
-RBLN_K(to_bf16_lanes)(RBLN_K_VF x)
-{
-	return __builtin_shufflevector(x, x, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12,
-				       5, 13, 6, 14, 7, 15);
-}
-
-/* The bfloat16 lane order back to output columns. */
-static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
-RBLN_K(from_bf16_lanes)(RBLN_K_VF x)
-{
-	return __builtin_shufflevector(x, x, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3,
-				       5, 7, 9, 11, 13, 15);
-}
-
-/*
- * Permute a tile's outputs (@rows by @gp panels) in place, to the lane
- * order (@to) or back: in memory, out of the multiply-add loop, so that
- * the accumulators keep all the registers.
- */
-static RBLN_OS_NOINLINE RBLN_K_ATTR void
-RBLN_K(bf16_lanes)(float *c, u64 ldc, u32 rows, u32 gp, bool to)
-{
-	RBLN_K_VF x;
-	u32 r, g;
-
-	for (r = 0; r < rows; r++)
-		for (g = 0; g < gp; g++) {
-			memcpy(&x, c + r * ldc + g * RBLN_ISA_PACK_COLS,
-			       sizeof(x));
-			x = to ? RBLN_K(to_bf16_lanes)(x) :
-			    RBLN_K(from_bf16_lanes)(x);
-			memcpy(c + r * ldc + g * RBLN_ISA_PACK_COLS, &x,
-			       sizeof(x));
-		}
-}
-#endif
 
 /**
  * rbln_k_panel_row() - widen one 16-column row of a packed panel
@@ -142,12 +87,19 @@ RBLN_K(panel_row)(const u8 *b, u32 dtype, const RBLN_K_VF *sv, RBLN_K_VF *v)
 	} else if (dtype == RBLN_DTYPE_BF16) {
 #if RBLN_K_W == RBLN_ISA_PACK_COLS
 		/*
-		 * One vector for the whole row in two operations (the
-		 * variant's bf16_lanes_load()): lane 2i holds column i and lane
-		 * 2i + 1 column i + 8, the order rbln_k_tile() keeps its
-		 * accumulators in for bfloat16 (RBLN_K_BF16_LANES).
+		 * One vector for the whole row: columns 0-7 from the low
+		 * halves of the eight words, 8-15 from the high halves,
+		 * joined in registers (two stores and a wider load would
+		 * stall store forwarding on every k).
 		 */
-		v[0] = RBLN_K(bf16_lanes_load)(b);
+		u32 w8 __attribute__((vector_size(32)));
+
+		memcpy(&w8, b, sizeof(w8));
+		v[0] = (RBLN_K_VF)__builtin_shufflevector(w8 << 16,
+							  w8 & RBLN_K_BF16_HI,
+							  0, 1, 2, 3, 4, 5, 6, 7,
+							  8, 9, 10, 11, 12, 13,
+							  14, 15);
 #else
 		RBLN_K_VU raw;
 
@@ -167,121 +119,82 @@ RBLN_K(panel_row)(const u8 *b, u32 dtype, const RBLN_K_VF *sv, RBLN_K_VF *v)
 }
 
 /**
- * rbln_k_tile() - C[mr x 16 gp] (+)= A[mr x kc] * gp panels[kc x 16]
+ * rbln_k_tile() - C[mr x 16] (+)= A[mr x kc] * panel[kc x 16]
  * @a: first activation row at the first k
  * @lda: floats between activation rows
- * @b: the first panel's row at the first k (16 elements per k)
- * @pstride: bytes from one panel to the next (unused for one panel)
- * @dtype: the panels' element type
- * @sc: the first panel's 16 scales for int8 weights (the next panels'
- *	follow), else NULL
- * @c: first output row at the first panel's first column (16 gp valid
- *	columns)
+ * @b: the panel's row at the first k (16 elements per k)
+ * @dtype: the panel's element type
+ * @sc: the panel's 16 scales for int8 weights, else NULL
+ * @c: first output row at the panel's first column (16 valid columns)
  * @ldc: floats between output rows
  * @mr: rows, 1 to RBLN_K_MR (at most 12); a constant where this is inlined
- * @gp: panels side by side, 1 to RBLN_K_GP, @mr * @gp at most RBLN_K_ACC
- *	(the accumulators); a constant where this is inlined
  * @kc: k steps, at least 1
  * @zero: start from zero instead of from @c
- * @pf: bytes ahead to prefetch the panels, 0 for none
- *
- * One panel (@gp 1) serves products with many rows, whose panels come
- * from cache; a decode batch's few rows run several panels side by side
- * (rbln_k_wide_any()), so that their weights stream as the GEMV's do.
+ * @pf: bytes ahead to prefetch the panel, 0 for none
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
-RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u64 pstride, u32 dtype,
-	     const u8 *sc, float *c, u64 ldc, u32 mr, u32 gp, u32 kc,
-	     bool zero, u32 pf)
+RBLN_K(tile)(const float *a, u64 lda, const u8 *b, u32 dtype, const u8 *sc,
+	     float *c, u64 ldc, u32 mr, u32 kc, bool zero, u32 pf)
 {
-	RBLN_K_VF acc[RBLN_K_ACC][RBLN_K_NV];
-	RBLN_K_VF sv[RBLN_K_GP][RBLN_K_NV];
+	RBLN_K_VF acc[RBLN_K_MR][RBLN_K_NV];
 	RBLN_K_VF bv[RBLN_K_NV];
+	RBLN_K_VF sv[RBLN_K_NV];
 	RBLN_K_VF av;
 	u32 es = rbln_model_dtype_size(dtype);
-	u64 row = RBLN_ISA_PACK_COLS * es;
-	u32 r, g, v, k;
+	u32 r, v, k;
 
-#if RBLN_K_W == RBLN_ISA_PACK_COLS
-	if (!zero && RBLN_K_BF16_LANES(dtype))
-		RBLN_K(bf16_lanes)(c, ldc, mr, gp, true);
-#endif
-
-#pragma GCC unroll 16
-	for (g = 0; g < gp; g++)
-		/* No offset from the NULL of the float types. */
-		RBLN_K(panel_scales)(dtype == RBLN_DTYPE_I8 ?
-				     sc + g * RBLN_ISA_PACK_COLS * 4 : sc,
-				     dtype, sv[g]);
+	RBLN_K(panel_scales)(sc, dtype, sv);
 #pragma GCC unroll 16
 	for (r = 0; r < mr; r++)
 #pragma GCC unroll 16
-		for (g = 0; g < gp; g++)
-#pragma GCC unroll 16
-			for (v = 0; v < RBLN_K_NV; v++) {
-				if (zero)
-					acc[r * gp + g][v] = RBLN_K(zero)();
-				else
-					memcpy(&acc[r * gp + g][v],
-					       c + r * ldc +
-					       g * RBLN_ISA_PACK_COLS +
-					       v * RBLN_K_W,
-					       sizeof(acc[r * gp + g][v]));
-			}
+		for (v = 0; v < RBLN_K_NV; v++) {
+			if (zero)
+				acc[r][v] = RBLN_K(zero)();
+			else
+				memcpy(&acc[r][v], c + r * ldc + v * RBLN_K_W,
+				       sizeof(acc[r][v]));
+		}
 	for (k = 0; k < kc; k++) {
-		/* A few rows stream their panels from memory. */
-		if (pf && !((k * row) & 63))
+		/* A few rows stream their panel from memory. */
+		if (pf && !((k * RBLN_ISA_PACK_COLS * es) & 63))
+			__builtin_prefetch(b + (u64)k * RBLN_ISA_PACK_COLS * es +
+					   pf);
+		RBLN_K(panel_row)(b + (u64)k * RBLN_ISA_PACK_COLS * es, dtype,
+				  sv, bv);
 #pragma GCC unroll 16
-			for (g = 0; g < gp; g++)
-				__builtin_prefetch(b + g * pstride + k * row +
-						   pf);
+		for (r = 0; r < mr; r++) {
+			av = RBLN_K_SPLAT(a[r * lda + k]);
 #pragma GCC unroll 16
-		for (g = 0; g < gp; g++) {
-			RBLN_K(panel_row)(b + g * pstride + k * row, dtype,
-					  sv[g], bv);
-#pragma GCC unroll 16
-			for (r = 0; r < mr; r++) {
-				av = RBLN_K_SPLAT(a[r * lda + k]);
-#pragma GCC unroll 16
-				for (v = 0; v < RBLN_K_NV; v++)
-					RBLN_K_MADD(acc[r * gp + g][v], av,
-						    bv[v]);
-			}
+			for (v = 0; v < RBLN_K_NV; v++)
+				RBLN_K_MADD(acc[r][v], av, bv[v]);
 		}
 	}
 #pragma GCC unroll 16
 	for (r = 0; r < mr; r++)
 #pragma GCC unroll 16
-		for (g = 0; g < gp; g++)
-#pragma GCC unroll 16
-			for (v = 0; v < RBLN_K_NV; v++)
-				memcpy(c + r * ldc + g * RBLN_ISA_PACK_COLS +
-				       v * RBLN_K_W, &acc[r * gp + g][v],
-				       sizeof(acc[r * gp + g][v]));
-#if RBLN_K_W == RBLN_ISA_PACK_COLS
-	if (RBLN_K_BF16_LANES(dtype))
-		RBLN_K(bf16_lanes)(c, ldc, mr, gp, false);
-#endif
+		for (v = 0; v < RBLN_K_NV; v++)
+			memcpy(c + r * ldc + v * RBLN_K_W, &acc[r][v],
+			       sizeof(acc[r][v]));
 }
 
 /* rbln_k_tile() with the dtype a constant: one instance per type. */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
-RBLN_K(tile_dt)(const float *a, u64 lda, const u8 *b, u64 pstride,
-		u32 dtype, const u8 *sc, float *c, u64 ldc, u32 mr, u32 gp,
-		u32 kc, bool zero, u32 pf)
+RBLN_K(tile_dt)(const float *a, u64 lda, const u8 *b, u32 dtype,
+		const u8 *sc, float *c, u64 ldc, u32 mr, u32 kc, bool zero,
+		u32 pf)
 {
 	if (dtype == RBLN_DTYPE_BF16)
-		RBLN_K(tile)(a, lda, b, pstride, RBLN_DTYPE_BF16, sc, c, ldc,
-			     mr, gp, kc, zero, pf);
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_BF16, sc, c, ldc, mr, kc,
+			     zero, pf);
 	else if (dtype == RBLN_DTYPE_I8)
-		RBLN_K(tile)(a, lda, b, pstride, RBLN_DTYPE_I8, sc, c, ldc,
-			     mr, gp, kc, zero, pf);
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_I8, sc, c, ldc, mr, kc,
+			     zero, pf);
 	else if (dtype == RBLN_DTYPE_F16)
-		RBLN_K(tile)(a, lda, b, pstride, RBLN_DTYPE_F16, sc, c, ldc,
-			     mr, gp, kc, zero, pf);
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_F16, sc, c, ldc, mr, kc,
+			     zero, pf);
 	else
-		RBLN_K(tile)(a, lda, b, pstride, RBLN_DTYPE_F32, sc, c, ldc,
-			     mr, gp, kc, zero, pf);
+		RBLN_K(tile)(a, lda, b, RBLN_DTYPE_F32, sc, c, ldc, mr, kc,
+			     zero, pf);
 }
 
 /**
@@ -308,56 +221,56 @@ RBLN_K(tile_any)(const float *a, u64 lda, const u8 *b, u32 dtype,
 {
 	switch (mr) {
 	case 1:
-		RBLN_K(tile_dt)(a, lda, b, 0, dtype, sc, c, ldc, 1, 1,
-				kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 1, kc,
+				zero, pf);
 		break;
 	case 2:
-		RBLN_K(tile_dt)(a, lda, b, 0, dtype, sc, c, ldc, 2, 1,
-				kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 2, kc,
+				zero, pf);
 		break;
 #if RBLN_K_MR > 3
 	case 4:
-		RBLN_K(tile_dt)(a, lda, b, 0, dtype, sc, c, ldc, 4, 1,
-				kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 4, kc,
+				zero, pf);
 		break;
 	case 5:
-		RBLN_K(tile_dt)(a, lda, b, 0, dtype, sc, c, ldc, 5, 1,
-				kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 5, kc,
+				zero, pf);
 		break;
 	case 6:
-		RBLN_K(tile_dt)(a, lda, b, 0, dtype, sc, c, ldc, 6, 1,
-				kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 6, kc,
+				zero, pf);
 		break;
 #endif
 #if RBLN_K_MR > 6
 	case 7:
-		RBLN_K(tile_dt)(a, lda, b, 0, dtype, sc, c, ldc, 7, 1,
-				kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 7, kc,
+				zero, pf);
 		break;
 	case 8:
-		RBLN_K(tile_dt)(a, lda, b, 0, dtype, sc, c, ldc, 8, 1,
-				kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 8, kc,
+				zero, pf);
 		break;
 	case 9:
-		RBLN_K(tile_dt)(a, lda, b, 0, dtype, sc, c, ldc, 9, 1,
-				kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 9, kc,
+				zero, pf);
 		break;
 	case 10:
-		RBLN_K(tile_dt)(a, lda, b, 0, dtype, sc, c, ldc, 10, 1,
-				kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 10, kc,
+				zero, pf);
 		break;
 	case 11:
-		RBLN_K(tile_dt)(a, lda, b, 0, dtype, sc, c, ldc, 11, 1,
-				kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 11, kc,
+				zero, pf);
 		break;
 	case 12:
-		RBLN_K(tile_dt)(a, lda, b, 0, dtype, sc, c, ldc, 12, 1,
-				kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 12, kc,
+				zero, pf);
 		break;
 #endif
 	default:
-		RBLN_K(tile_dt)(a, lda, b, 0, dtype, sc, c, ldc, 3, 1,
-				kc, zero, pf);
+		RBLN_K(tile_dt)(a, lda, b, dtype, sc, c, ldc, 3, kc,
+				zero, pf);
 		break;
 	}
 }
@@ -400,11 +313,11 @@ RBLN_K(tile_edge)(const float *a, u64 lda, const u8 *b, u32 dtype,
 }
 
 /**
- * rbln_k_gemv_any() - one row times RBLN_K_GP full panels
+ * rbln_k_gemv() - one row times RBLN_K_GP full panels
  * @a: the activation row at the first k
  * @b: the first panel's row at the first k
  * @pstride: bytes from one panel to the next
- * @dtype: the panels' element type
+ * @dtype: the panels' element type, a constant where inlined
  * @sc: the first panel's 16 scales for int8 weights (the next panels'
  *	follow), else NULL
  * @c: the output row at the first panel's first column
@@ -415,97 +328,74 @@ RBLN_K(tile_edge)(const float *a, u64 lda, const u8 *b, u32 dtype,
  * latency that one panel's two chains would expose; the loads of the
  * panels are separate sequential streams the prefetchers follow.
  */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype,
+	     const u8 *sc, float *c, u32 kc, bool zero)
+{
+	RBLN_K_VF acc[RBLN_K_GP][RBLN_K_NV];
+	RBLN_K_VF sv[RBLN_K_GP][RBLN_K_NV];
+	RBLN_K_VF bv[RBLN_K_NV];
+	RBLN_K_VF av;
+	u32 es = rbln_model_dtype_size(dtype);
+	u32 pf = rbln_model_prefetch_bytes(RBLN_K_GP);
+	u64 row = RBLN_ISA_PACK_COLS * es;
+	u32 g, v, k;
+
+#pragma GCC unroll 16
+	for (g = 0; g < RBLN_K_GP; g++)
+		/* No offset from the NULL of the float types. */
+		RBLN_K(panel_scales)(dtype == RBLN_DTYPE_I8 ?
+				     sc + g * RBLN_ISA_PACK_COLS * 4 : sc,
+				     dtype, sv[g]);
+#pragma GCC unroll 16
+	for (g = 0; g < RBLN_K_GP; g++)
+#pragma GCC unroll 16
+		for (v = 0; v < RBLN_K_NV; v++) {
+			if (zero)
+				acc[g][v] = RBLN_K(zero)();
+			else
+				memcpy(&acc[g][v],
+				       c + g * RBLN_ISA_PACK_COLS +
+				       v * RBLN_K_W, sizeof(acc[g][v]));
+		}
+	for (k = 0; k < kc; k++) {
+		av = RBLN_K_SPLAT(a[k]);
+		/* One prefetch per cache line of each panel's stream. */
+		if (pf && !((k * row) & 63))
+#pragma GCC unroll 16
+			for (g = 0; g < RBLN_K_GP; g++)
+				__builtin_prefetch(b + g * pstride + k * row +
+						   pf);
+#pragma GCC unroll 16
+		for (g = 0; g < RBLN_K_GP; g++) {
+			RBLN_K(panel_row)(b + g * pstride + k * row, dtype,
+					  sv[g], bv);
+#pragma GCC unroll 16
+			for (v = 0; v < RBLN_K_NV; v++)
+				RBLN_K_MADD(acc[g][v], av, bv[v]);
+		}
+	}
+#pragma GCC unroll 16
+	for (g = 0; g < RBLN_K_GP; g++)
+#pragma GCC unroll 16
+		for (v = 0; v < RBLN_K_NV; v++)
+			memcpy(c + g * RBLN_ISA_PACK_COLS + v * RBLN_K_W,
+			       &acc[g][v], sizeof(acc[g][v]));
+}
+
 static RBLN_K_ATTR void
 RBLN_K(gemv_any)(const float *a, const u8 *b, u64 pstride, u32 dtype,
 		 const u8 *sc, float *c, u32 kc, bool zero)
 {
-	RBLN_K(tile_dt)(a, 0, b, pstride, dtype, sc, c, 0, 1, RBLN_K_GP, kc,
-			zero, rbln_model_prefetch_bytes(RBLN_K_GP));
-}
-
-#ifdef RBLN_K_WIDE_ROWS
-/* rbln_k_wide_any() for 2 to 4 rows. */
-static RBLN_OS_NOINLINE RBLN_K_ATTR void
-RBLN_K(wide_few)(const float *a, u64 lda, const u8 *b, u64 pstride,
-		 u32 dtype, const u8 *sc, float *c, u64 ldc, u32 mr, u32 kc,
-		 bool zero, u32 pf)
-{
-	if (mr == 2)
-		RBLN_K(tile_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 2,
-				RBLN_K_WIDE_PANELS(2), kc, zero, pf);
-	else if (mr == 3)
-		RBLN_K(tile_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 3,
-				RBLN_K_WIDE_PANELS(3), kc, zero, pf);
+	if (dtype == RBLN_DTYPE_BF16)
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_BF16, sc, c, kc, zero);
+	else if (dtype == RBLN_DTYPE_I8)
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_I8, sc, c, kc, zero);
+	else if (dtype == RBLN_DTYPE_F16)
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F16, sc, c, kc, zero);
 	else
-		RBLN_K(tile_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 4,
-				RBLN_K_WIDE_PANELS(4), kc, zero, pf);
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F32, sc, c, kc, zero);
 }
-
-/* rbln_k_wide_any() for 5 to RBLN_K_WIDE_ROWS (8) rows. */
-static RBLN_OS_NOINLINE RBLN_K_ATTR void
-RBLN_K(wide_many)(const float *a, u64 lda, const u8 *b, u64 pstride,
-		  u32 dtype, const u8 *sc, float *c, u64 ldc, u32 mr, u32 kc,
-		  bool zero, u32 pf)
-{
-	if (mr == 5)
-		RBLN_K(tile_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 5,
-				RBLN_K_WIDE_PANELS(5), kc, zero, pf);
-	else if (mr == 6)
-		RBLN_K(tile_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 6,
-				RBLN_K_WIDE_PANELS(6), kc, zero, pf);
-	else if (mr == 7)
-		RBLN_K(tile_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 7,
-				RBLN_K_WIDE_PANELS(7), kc, zero, pf);
-	else
-		RBLN_K(tile_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 8,
-				RBLN_K_WIDE_PANELS(8), kc, zero, pf);
-}
-
-/**
- * rbln_k_wide_any() - a few rows times several full panels side by side
- * @a: as for rbln_k_tile()
- * @lda: as for rbln_k_tile()
- * @b: as for rbln_k_tile()
- * @pstride: as for rbln_k_tile()
- * @dtype: as for rbln_k_tile()
- * @sc: as for rbln_k_tile()
- * @c: as for rbln_k_tile()
- * @ldc: as for rbln_k_tile()
- * @mr: 2 to RBLN_K_WIDE_ROWS
- * @kc: as for rbln_k_tile()
- * @zero: as for rbln_k_tile()
- *
- * A decode batch: its weights stream from memory, so, as in the GEMV,
- * several panels are read side by side (RBLN_K_WIDE_PANELS(@mr) of them)
- * and each panel row loaded feeds @mr chains.
- */
-static RBLN_K_ATTR void
-RBLN_K(wide_any)(const float *a, u64 lda, const u8 *b, u64 pstride,
-		 u32 dtype, const u8 *sc, float *c, u64 ldc, u32 mr, u32 kc,
-		 bool zero)
-{
-	u32 pf = rbln_model_prefetch_bytes(RBLN_K_WIDE_PANELS(mr));
-
-	/* Two functions of a few instances each: the kernel's stack frames. */
-	if (mr <= 4)
-		RBLN_K(wide_few)(a, lda, b, pstride, dtype, sc, c, ldc, mr, kc,
-				 zero, pf);
-	else
-		RBLN_K(wide_many)(a, lda, b, pstride, dtype, sc, c, ldc, mr,
-				  kc, zero, pf);
-}
-
-/*
- * Rows of the next wide tile when @left of a decode batch remain: as
- * rbln_k_rows(), in tiles of at most RBLN_K_WIDE_ROWS.
- */
-static inline u32 RBLN_K(wide_rows)(u64 left)
-{
-	u64 tiles = (left + RBLN_K_WIDE_ROWS - 1) / RBLN_K_WIDE_ROWS;
-
-	return (u32)((left + tiles - 1) / tiles);
-}
-#endif
 
 /* The 16 scales of panel @p of int8 weights, NULL for the float types. */
 static inline const u8 *RBLN_K(scales_of)(const struct rbln_model_mm *mm,
@@ -566,24 +456,6 @@ RBLN_K(mm_packed)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 					 RBLN_K(scales_of)(mm, p),
 					 c + m * mm->n + p * RBLN_ISA_PACK_COLS,
 					 kc, zero);
-#ifdef RBLN_K_WIDE_ROWS
-		/* A decode batch (its weights stream): the wide tile. */
-		if (mm->prefetch && mr > 1) {
-			u32 gp;
-
-			mr = RBLN_K(wide_rows)(m1 - m);
-			gp = RBLN_K_WIDE_PANELS(mr);
-			for (; mr > 1 && p + gp <= p1 && p + gp <= full;
-			     p += gp)
-				RBLN_K(wide_any)(a + m * mm->k + k0, mm->k,
-						 w + p * pstride, pstride,
-						 mm->dtype,
-						 RBLN_K(scales_of)(mm, p),
-						 c + m * mm->n +
-						 p * RBLN_ISA_PACK_COLS,
-						 mm->n, mr, kc, zero);
-		}
-#endif
 		for (; p < p1; p++) {
 			cols = mm->n - p * RBLN_ISA_PACK_COLS;
 			if (cols >= RBLN_ISA_PACK_COLS)
