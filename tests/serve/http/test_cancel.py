@@ -131,8 +131,11 @@ def check_queue(srv, max_queue):
     queued = [RawClient(srv.http_port, "/v2/models/tl3/generate",
                         {"text_input": PROMPTS[4 + i], "parameters": LONG})
               for i in range(max_queue)]
-    m, ok = wait_metric(srv, lambda m: gauge(m, "vllm:num_requests_waiting") == max_queue)
-    tap.ok(all(got) and ok and gauge(m, "vllm:num_requests_running") == 4,
+    # Both at once: while the first four still wait for their prefill, the
+    # waiting count alone reaches max_queue before the queued clients arrive.
+    m, ok = wait_metric(srv, lambda m: gauge(m, "vllm:num_requests_waiting") == max_queue and
+                        gauge(m, "vllm:num_requests_running") == 4)
+    tap.ok(all(got) and ok,
            f"4 running (max_num_seqs) and {max_queue} waiting (the queue bound)", m)
     st, b = sl.generate(srv, "tl3", "one too many", max_tokens=4)
     tap.ok(st == 503 and "queue" in (b.get("error") or ""),
