@@ -228,10 +228,11 @@ rbln_amx_split32(const float *x, u16 *hi, u16 *mid, u16 *lo)
 
 	memcpy(&b0, x, sizeof(b0));
 	memcpy(&b1, x + 16, sizeof(b1));
-	if (__builtin_ia32_pcmpeqd512_mask((rbln_amx_vi)(b0 & exp),
-					   (rbln_amx_vi)exp, 0xffff) |
-	    __builtin_ia32_pcmpeqd512_mask((rbln_amx_vi)(b1 & exp),
-					   (rbln_amx_vi)exp, 0xffff))
+	/* vpcmpd, predicate 0 (equal): the one spelling GCC and clang share. */
+	if (__builtin_ia32_cmpd512_mask((rbln_amx_vi)(b0 & exp),
+					(rbln_amx_vi)exp, 0, 0xffff) |
+	    __builtin_ia32_cmpd512_mask((rbln_amx_vi)(b1 & exp),
+					(rbln_amx_vi)exp, 0, 0xffff))
 		return false;
 	h0 = b0 & top;
 	h1 = b1 & top;

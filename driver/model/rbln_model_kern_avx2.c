@@ -43,8 +43,17 @@ RBLN_K(i8_load)(const u8 *p)
 	char q __attribute__((vector_size(16))) = { 0 };
 
 	memcpy(&q, p, 8);
+#if defined(__clang__)
+	/* clang has no GCC pmovsx builtins; this is its vpmovsxbd. */
+	char q8 __attribute__((vector_size(8))) =
+		__builtin_shufflevector(q, q, 0, 1, 2, 3, 4, 5, 6, 7);
+
+	return __builtin_convertvector(__builtin_convertvector(q8, RBLN_K_VI),
+				       RBLN_K_VF);
+#else
 	return __builtin_convertvector(__builtin_ia32_pmovsxbd256(q),
 				       RBLN_K_VF);
+#endif
 }
 
 #include "rbln_model_kern_math.h"

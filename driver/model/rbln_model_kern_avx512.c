@@ -56,7 +56,13 @@ RBLN_K(i8_load)(const u8 *p)
 	RBLN_K_VI x, none = { 0 };
 
 	memcpy(&q, p, sizeof(q));
+#if defined(__clang__)
+	/* clang has no GCC pmovsx builtins; this is its vpmovsxbd. */
+	(void)none;
+	x = __builtin_convertvector(q, RBLN_K_VI);
+#else
 	x = __builtin_ia32_pmovsxbd512_mask(q, none, (u16)~0U);
+#endif
 	return __builtin_convertvector(x, RBLN_K_VF);
 }
 
