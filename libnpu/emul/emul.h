@@ -102,15 +102,19 @@ struct emul_op_time {
  *	non-zero
  * @lock: protects everything below
  * @work: engine 0 waits here for runnable jobs
- * @split: helper engines wait here for parallel work
- * @split_done: engine 0 waits here for the helpers to finish a split
+ * @split: helper engines sleep here for parallel work
+ * @split_done: engine 0 sleeps here for the helpers to finish a split
  * @queues: head of the queue list
  * @kicks: counts emul_engines_kick() calls, so an idle engine 0 spinning
  *	before it sleeps notices new work without the lock
  * @stopping: engines must exit
  * @cancel: the device is being torn down (the model's env->cancelled)
  * @split_work: the split being executed, NULL when none
- * @split_busy: helpers inside @split_work
+ * @split_gen: counts splits published (and the stop), so that helpers
+ *	polling between commands see new work without the lock
+ * @split_busy: helpers that may be inside @split_work
+ * @split_sleepers: helpers asleep on @split
+ * @split_waiting: engine 0 is asleep on @split_done
  * @engines: engine threads ([0] runs streams)
  * @num_engines: their count
  * @profile: time per opcode, written by engine 0 only (RBLN_EMUL_PROFILE)
@@ -130,8 +134,11 @@ struct emul_hw {
 	atomic_uint kicks;
 	bool stopping;
 	atomic_bool cancel;
-	struct emul_parallel *split_work;
-	unsigned int split_busy;
+	_Atomic(struct emul_parallel *) split_work;
+	atomic_uint split_gen;
+	atomic_uint split_busy;
+	atomic_uint split_sleepers;
+	atomic_bool split_waiting;
 	pthread_t *engines;
 	unsigned int num_engines;
 	struct emul_op_time profile[RBLN_OP_COUNT];
@@ -146,6 +153,8 @@ struct emul_hw {
  * @spin_ns: how long a thread about to sleep for a fence or for work
  *	polls first (0 on a single core, where it would only delay the
  *	thread it waits for)
+ * @split_spin_ns: how long a helper engine polls for the next split
+ *	before it sleeps
  * @hw: the devices
  */
 struct emul_ctx {
@@ -154,6 +163,7 @@ struct emul_ctx {
 	unsigned int engines_per_device;
 	bool profile;
 	int64_t spin_ns;
+	int64_t split_spin_ns;
 	struct emul_hw *hw;
 };
 
@@ -266,6 +276,12 @@ static inline struct timespec emul_timespec(int64_t ns)
  * less: a thread about to sleep polls this long first.
  */
 #define EMUL_SPIN_NS 20000
+/*
+ * A helper engine's poll for the next split, where the CPU has a core for
+ * each engine: it bridges the commands that engine 0 runs alone between
+ * two splits (a decode step's ROPE, KV_WRITE, RMSNORM: tens of us).
+ */
+#define EMUL_SPLIT_SPIN_NS 200000
 
 /** Tell the CPU we are busy-waiting (lets the sibling hyperthread run). */
 static inline void emul_cpu_relax(void)

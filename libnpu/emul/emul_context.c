@@ -186,6 +186,11 @@ static void hw_init(struct emul_ctx *e, struct emul_hw *hw, unsigned int index)
 	atomic_init(&hw->mem_used, 0);
 	atomic_init(&hw->cancel, false);
 	atomic_init(&hw->kicks, 0);
+	atomic_init(&hw->split_work, NULL);
+	atomic_init(&hw->split_gen, 0);
+	atomic_init(&hw->split_busy, 0);
+	atomic_init(&hw->split_sleepers, 0);
+	atomic_init(&hw->split_waiting, false);
 	pthread_mutex_init(&hw->lifecycle, NULL);
 	pthread_mutex_init(&hw->lock, NULL);
 	emul_cond_init(&hw->work);
@@ -212,7 +217,11 @@ int emul_context_init(npu_context *ctx, const struct npu_context_options *opts)
 	for (unsigned int i = 0; i < e->num_devices; i++)
 		hw_init(e, &e->hw[i], i);
 	assign_numa_nodes(e);
-	e->spin_ns = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? EMUL_SPIN_NS : 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	e->spin_ns = cpus > 1 ? EMUL_SPIN_NS : 0;
+	e->split_spin_ns = cpus >= (long)e->engines_per_device ?
+			   EMUL_SPLIT_SPIN_NS : e->spin_ns;
 	e->profile = emul_profile_wanted();
 	ctx->backend = e;
 	ctx->hw_count = e->num_devices;

@@ -79,28 +79,84 @@ static void run_parts(struct emul_parallel *w)
 		w->fn(w->arg, part, w->nparts);
 }
 
+/*
+ * Take parts of the split now published, if any. Announcing ourselves in
+ * split_busy before reading split_work pairs with engine 0 clearing
+ * split_work before it reads split_busy (both sequentially consistent):
+ * either engine 0 sees us and waits, or we see NULL and never touch its
+ * split, which lives on its stack.
+ */
+static void join_split(struct emul_hw *hw)
+{
+	struct emul_parallel *w;
+
+	atomic_fetch_add(&hw->split_busy, 1);
+	w = atomic_load(&hw->split_work);
+	if (w)
+		run_parts(w);
+	if (atomic_fetch_sub(&hw->split_busy, 1) == 1 &&
+	    atomic_load(&hw->split_waiting)) {
+		pthread_mutex_lock(&hw->lock);
+		pthread_cond_signal(&hw->split_done);
+		pthread_mutex_unlock(&hw->lock);
+	}
+}
+
+/*
+ * A helper polls for the next split before it sleeps: a decode step is a
+ * few hundred commands of tens of microseconds each, and a futex wake-up
+ * per helper per command (engine 0 waking them one by one) cost as much as
+ * the commands' own work on a 16-engine device.
+ */
 static void *helper_engine(void *arg)
 {
 	struct emul_hw *hw = arg;
+	unsigned int seen = atomic_load(&hw->split_gen);
 
 	run_on_device_node(hw);
-	pthread_mutex_lock(&hw->lock);
-	while (!hw->stopping) {
-		struct emul_parallel *w = hw->split_work;
+	for (;;) {
+		int64_t stop = npu_now_ns() + hw->ctx->split_spin_ns;
+		unsigned int step = 0;
+		bool stopping;
 
-		if (w && atomic_load(&w->next) < w->nparts) {
-			hw->split_busy++;
-			pthread_mutex_unlock(&hw->lock);
-			run_parts(w);
-			pthread_mutex_lock(&hw->lock);
-			if (--hw->split_busy == 0)
-				pthread_cond_broadcast(&hw->split_done);
+		while (atomic_load(&hw->split_gen) == seen &&
+		       hw->ctx->split_spin_ns > 0 && npu_now_ns() < stop)
+			emul_poll_step(step++);
+		if (atomic_load(&hw->split_gen) != seen) {
+			seen = atomic_load(&hw->split_gen);
+			join_split(hw);
 			continue;
 		}
-		pthread_cond_wait(&hw->split, &hw->lock);
+		pthread_mutex_lock(&hw->lock);
+		atomic_fetch_add(&hw->split_sleepers, 1);
+		while (!hw->stopping && atomic_load(&hw->split_gen) == seen)
+			pthread_cond_wait(&hw->split, &hw->lock);
+		atomic_fetch_sub(&hw->split_sleepers, 1);
+		stopping = hw->stopping;
+		pthread_mutex_unlock(&hw->lock);
+		if (stopping)
+			break;
 	}
-	pthread_mutex_unlock(&hw->lock);
 	return NULL;
+}
+
+/* Wait until no helper can be inside the split just finished. */
+static void wait_for_helpers(struct emul_hw *hw)
+{
+	int64_t stop = npu_now_ns() + hw->ctx->spin_ns;
+	unsigned int step = 0;
+
+	while (atomic_load(&hw->split_busy) && hw->ctx->spin_ns > 0 &&
+	       npu_now_ns() < stop)
+		emul_poll_step(step++);
+	if (!atomic_load(&hw->split_busy))
+		return;
+	pthread_mutex_lock(&hw->lock);
+	atomic_store(&hw->split_waiting, true);
+	while (atomic_load(&hw->split_busy))
+		pthread_cond_wait(&hw->split_done, &hw->lock);
+	atomic_store(&hw->split_waiting, false);
+	pthread_mutex_unlock(&hw->lock);
 }
 
 void emul_engines_parallel(struct emul_hw *hw,
@@ -108,27 +164,30 @@ void emul_engines_parallel(struct emul_hw *hw,
 			   void *arg, u32 nparts)
 {
 	struct emul_parallel w = { .fn = fn, .arg = arg, .nparts = nparts };
+	unsigned int sleepers;
 
 	atomic_init(&w.next, 0);
-	pthread_mutex_lock(&hw->lock);
-	hw->split_work = &w;
+	atomic_store(&hw->split_work, &w);
+	atomic_fetch_add(&hw->split_gen, 1);
 	/*
-	 * Wake only the helpers the parts need (the caller takes one): a
-	 * small command split in two must not wake every engine of a large
-	 * device, whose wake-ups then cost more than the work.
+	 * Helpers still polling take parts by themselves. Of those asleep,
+	 * wake only as many as the parts need (the caller takes one): a small
+	 * command split in two must not wake every engine of a large device,
+	 * whose wake-ups then cost more than the work.
 	 */
-	for (u32 i = 1; i < nparts; i++)
-		pthread_cond_signal(&hw->split);
-	pthread_mutex_unlock(&hw->lock);
+	sleepers = atomic_load(&hw->split_sleepers);
+	if (sleepers) {
+		pthread_mutex_lock(&hw->lock);
+		for (u32 i = 1; i < nparts && i <= sleepers; i++)
+			pthread_cond_signal(&hw->split);
+		pthread_mutex_unlock(&hw->lock);
+	}
 
 	run_parts(&w);
 
 	/* Every part is claimed; wait for helpers still inside theirs. */
-	pthread_mutex_lock(&hw->lock);
-	hw->split_work = NULL;
-	while (hw->split_busy)
-		pthread_cond_wait(&hw->split_done, &hw->lock);
-	pthread_mutex_unlock(&hw->lock);
+	atomic_store(&hw->split_work, NULL);
+	wait_for_helpers(hw);
 }
 
 static void join_engines(struct emul_hw *hw, unsigned int count)
@@ -136,6 +195,7 @@ static void join_engines(struct emul_hw *hw, unsigned int count)
 	pthread_mutex_lock(&hw->lock);
 	hw->stopping = true;
 	atomic_store(&hw->cancel, true);
+	atomic_fetch_add(&hw->split_gen, 1);
 	pthread_cond_broadcast(&hw->work);
 	pthread_cond_broadcast(&hw->split);
 	pthread_mutex_unlock(&hw->lock);
