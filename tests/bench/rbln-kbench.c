@@ -5,13 +5,14 @@
  * benchmark, not a test: numbers depend on the machine and its load).
  *
  *   rbln-kbench [-e engines] [-d devices for the all-reduce] [-t threads]
- *               [-m rows,rows,...]
+ *               [-m rows,rows,...] [-s KxN,KxN,...]
  *
  * Memory bandwidth, float32 FMA peak and the bfloat16 peaks (vdpbf16ps,
  * AMX tiles; where the CPU has them) with 1 and 2 threads (more with -t), then
  * MATMUL M=1, 8 (a decode batch) and 512 (or the rows -m lists: up to
  * 8 counts, to find where one variant overtakes another) on 2048x8192 and
- * 8192x2048 bfloat16 weights (M=1 also int8), decode ATTENTION (4096-token
+ * 8192x2048 bfloat16 weights (or the K x N shapes -s lists, e.g. a
+ * model's own products; M=1 also int8), decode ATTENTION (4096-token
  * contexts, 8 KV heads of 64, 32 query heads, partitions of 512; on the
  * engine's head-major cache with batch 8 and 1, and on the token-major
  * cache of ISA 1.1 with batch 8 for comparison), ALLREDUCE of 8 KiB and
@@ -156,6 +157,7 @@ static void print_limits(unsigned int threads, const struct limits *l)
 }
 
 #define KB_MAX_ROWS	8
+#define KB_MAX_SHAPES	8
 
 /*
  * The -m list: comma-separated row counts of 1 to 4096, at most
@@ -187,13 +189,52 @@ static unsigned int parse_rows(const char *arg, uint32_t *rows)
 	}
 }
 
+/*
+ * The -s list: comma-separated K x N shapes (each 1 to 65536; N a multiple
+ * of 16, whole panels), at most KB_MAX_SHAPES. Returns how many, 0 (after
+ * saying why) when it is not one.
+ */
+static unsigned int parse_shapes(const char *arg, uint32_t shapes[][2])
+{
+	unsigned int n = 0;
+	const char *p = arg;
+	char *end;
+	long k, c;
+
+	for (;;) {
+		k = strtol(p, &end, 10);
+		if (end == p || *end != 'x')
+			goto bad;
+		p = end + 1;
+		c = strtol(p, &end, 10);
+		if (end == p || k < 1 || k > 65536 || c < 16 || c > 65536 ||
+		    c % 16 || (*end && *end != ','))
+			goto bad;
+		if (n == KB_MAX_SHAPES) {
+			fprintf(stderr, "rbln-kbench: -s \"%s\": at most %d shapes\n",
+				arg, KB_MAX_SHAPES);
+			return 0;
+		}
+		shapes[n][0] = (uint32_t)k;
+		shapes[n++][1] = (uint32_t)c;
+		if (!*end)
+			return n;
+		p = end + 1;
+	}
+bad:
+	fprintf(stderr, "rbln-kbench: -s \"%s\": want KxN shapes (K 1 to 65536, N a multiple of 16 up to 65536), comma-separated\n",
+		arg);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	static const uint32_t shapes[2][2] = { { 2048, 8192 }, { 8192, 2048 } };
+	uint32_t shapes[KB_MAX_SHAPES][2] = { { 2048, 8192 }, { 8192, 2048 } };
+	unsigned int nshapes = 2;
 	unsigned int engines = 2, ndev = 8, threads = 2;
 	static struct limits l;
 	struct npu_device_info info;
-	struct kb_result r[2 * KB_MAX_ROWS + 3] = { 0 };
+	struct kb_result r[(KB_MAX_ROWS + 1) * KB_MAX_SHAPES + 5] = { 0 };
 	uint32_t rows[KB_MAX_ROWS] = { 1, 8, 512 };
 	unsigned int nrows = 3;
 	const char *variant = getenv("RBLN_CPU_VARIANT");
@@ -202,7 +243,7 @@ int main(int argc, char **argv)
 	npu_context *ctx;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "e:d:t:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "e:d:t:m:s:")) != -1) {
 		switch (opt) {
 		case 'e':
 			engines = (unsigned int)atoi(optarg);
@@ -218,8 +259,13 @@ int main(int argc, char **argv)
 			if (!nrows)
 				return 2;
 			break;
+		case 's':
+			nshapes = parse_shapes(optarg, shapes);
+			if (!nshapes)
+				return 2;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-e engines] [-d devices] [-t threads] [-m rows,...]\n",
+			fprintf(stderr, "usage: %s [-e engines] [-d devices] [-t threads] [-m rows,...] [-s KxN,...]\n",
 				argv[0]);
 			return 2;
 		}
@@ -236,12 +282,12 @@ int main(int argc, char **argv)
 	unsigned int lim = engines < threads ? engines : threads;
 
 	for (unsigned int m = 0; m < nrows; m++)
-		for (int s = 0; s < 2; s++)
+		for (unsigned int s = 0; s < nshapes; s++)
 			kb_matmul(dev[0], rows[m], shapes[s][0],
 				  shapes[s][1], NPU_DTYPE_BF16, l.bw[lim],
 				  l.fma[lim], &r[nr++]);
 	/* Weight-only int8 (w8a16) decode: half the bytes of bfloat16. */
-	for (int s = 0; s < 2; s++)
+	for (unsigned int s = 0; s < nshapes; s++)
 		kb_matmul(dev[0], 1, shapes[s][0], shapes[s][1], NPU_DTYPE_I8,
 			  l.bw[lim], l.fma[lim], &r[nr++]);
 	/*
