@@ -43,6 +43,21 @@
 #define RBLN_MODEL_MM_TILE_PG	32U
 /* Fewest multiply-adds worth waking another engine for (~20 us). */
 #define RBLN_MODEL_MM_PART_FMA	0x100000ULL
+/*
+ * A decode batch's product is bound by reading its weights, not by its
+ * multiply-adds: an engine is worth waking for every 256 KiB of them
+ * (~16 us for one core streaming from memory). Counted in multiply-adds,
+ * a 2048 x 2048 product of one row ran on 4 of 16 engines, at 36% of the
+ * read bandwidth on the 16-core Sapphire Rapids against 77-93% for the
+ * products that took all 16.
+ */
+#define RBLN_MODEL_MM_PART_BYTES	0x40000ULL
+/*
+ * The same products' pieces narrow from 8 panels to as few as 4 (the
+ * GEMV's width) until each engine has two or more: one piece each leaves
+ * the whole product waiting for the slowest engine's stream.
+ */
+#define RBLN_MODEL_MM_STREAM_PG	4U
 
 /**
  * struct rbln_model_mm_job - one MATMUL being run
@@ -101,7 +116,8 @@ static int rbln_model_mm_piece(struct rbln_model_par *par, u64 piece)
 
 /*
  * The kernel and piece shape of @job: the tile kernel for bf16 weights
- * and enough rows where the variant has one, else the vector kernel.
+ * and enough rows where the variant has one, else the vector kernel, in
+ * narrower pieces for a decode batch.
  */
 static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 				   const struct rbln_model_kernels *kern,
@@ -126,7 +142,27 @@ static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 		     job->pg /= 2)
 			;
 	}
+	if (job->fn == kern->mm && job->mm.m <= RBLN_MODEL_MM_STREAM_ROWS)
+		while (job->pg > RBLN_MODEL_MM_STREAM_PG &&
+		       (job->panels + job->pg - 1) / job->pg < 2 * engines)
+			job->pg /= 2;
 	job->pgroups = (job->panels + job->pg - 1) / job->pg;
+}
+
+/*
+ * Fewest pieces worth one more engine: by the bytes of weights a piece
+ * reads for a decode batch, by its multiply-adds otherwise.
+ */
+static u64 rbln_model_mm_min_pieces(const struct rbln_model_mm_job *job)
+{
+	u64 cols = rbln_model_min64(job->mm.n,
+				    (u64)job->pg * RBLN_ISA_PACK_COLS);
+	u64 rows = rbln_model_min64(job->mm.m, job->mb);
+
+	if (job->mm.m <= RBLN_MODEL_MM_STREAM_ROWS)
+		return RBLN_MODEL_MM_PART_BYTES /
+		       (cols * job->mm.k * rbln_model_dtype_size(job->mm.dtype));
+	return RBLN_MODEL_MM_PART_FMA / (rows * cols * job->mm.k);
 }
 
 /**
@@ -157,7 +193,7 @@ int rbln_model_exec_matmul(const struct rbln_isa_matmul *c,
 	struct rbln_model_par par = {
 		.env = env, .ctx = &job, .kern = rbln_model_kernels(),
 	};
-	u64 mblocks, piece_fma;
+	u64 mblocks;
 
 	if (!job.mm.c || !job.mm.a || !job.mm.w)
 		return -RBLN_EIO;
@@ -173,8 +209,5 @@ int rbln_model_exec_matmul(const struct rbln_isa_matmul *c,
 	mblocks = (job.mm.m + job.mb - 1) / job.mb;
 	par.fn = rbln_model_mm_piece;
 	par.pieces = mblocks * job.pgroups;
-	piece_fma = rbln_model_min64(job.mm.m, job.mb) *
-		    rbln_model_min64(c->n, (u64)job.pg *
-				     RBLN_ISA_PACK_COLS) * c->k;
-	return rbln_model_par_run(&par, RBLN_MODEL_MM_PART_FMA / piece_fma);
+	return rbln_model_par_run(&par, rbln_model_mm_min_pieces(&job));
 }
