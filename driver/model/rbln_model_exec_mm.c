@@ -41,6 +41,17 @@
  */
 #define RBLN_MODEL_MM_TILE_MB	128U
 #define RBLN_MODEL_MM_TILE_PG	32U
+/*
+ * A decode batch (2 to RBLN_MODEL_MM_STREAM_ROWS rows) has one block of
+ * rows: a narrow output (N = 512, a K or V projection: 4 groups of 8
+ * panels) would leave most of 16 engines idle while its weights stream.
+ * Its groups narrow to as few as 4 panels (the widest tile's) while there
+ * are fewer pieces than engines. One row keeps its pieces: its engines
+ * are counted by its multiply-adds (RBLN_MODEL_MM_PART_FMA), which
+ * narrower pieces would not change up to K = 8192, and the GEMV's speed
+ * is measured as it is.
+ */
+#define RBLN_MODEL_MM_STREAM_PG	4U
 /* Fewest multiply-adds worth waking another engine for (~20 us). */
 #define RBLN_MODEL_MM_PART_FMA	0x100000ULL
 
@@ -101,7 +112,8 @@ static int rbln_model_mm_piece(struct rbln_model_par *par, u64 piece)
 
 /*
  * The kernel and piece shape of @job: the tile kernel for bf16 weights
- * and enough rows where the variant has one, else the vector kernel.
+ * and enough rows where the variant has one, else the vector kernel, in
+ * narrower pieces for a decode batch of a narrow output.
  */
 static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 				   const struct rbln_model_kernels *kern,
@@ -126,6 +138,11 @@ static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 		     job->pg /= 2)
 			;
 	}
+	if (job->fn == kern->mm && job->mm.m > 1 &&
+	    job->mm.m <= RBLN_MODEL_MM_STREAM_ROWS)
+		while (job->pg > RBLN_MODEL_MM_STREAM_PG &&
+		       (job->panels + job->pg - 1) / job->pg < engines)
+			job->pg /= 2;
 	job->pgroups = (job->panels + job->pg - 1) / job->pg;
 }
 

@@ -426,6 +426,46 @@ static void test_mm_engines(void **state)
 	}
 }
 
+/*
+ * A decode batch of a narrow output (N = 512: 32 panels, 4 pieces of 8)
+ * runs in pieces of 4 panels on 16 engines: 8 parts instead of 4, the
+ * same bits as on one engine. One row keeps pieces of 8 panels: with
+ * K = 16384 each is worth an engine of its own, 4 parts, not 8.
+ */
+static void test_mm_decode_pieces(void **state)
+{
+	static const uint32_t cases[][3] = {
+		/* m, k, parts on 16 engines */
+		{ 8, 2048, 8 }, { 16, 2048, 8 }, { 1, 16384, 4 },
+	};
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, s;
+	struct fake_env one, many;
+	struct mm_case mc;
+	float *x, *y;
+
+	(void)state;
+	fake_env_init(&one, 1);
+	for (s = 0; s < sizeof(cases) / sizeof(cases[0]); s++) {
+		mm_init(&mc, cases[s][0], cases[s][1], 512, RBLN_DTYPE_BF16,
+			RBLN_LAYOUT_PACKED16, 0);
+		for (i = 0; i < nv; i++) {
+			/* amx runs bf16 of any height in its tiles' pieces. */
+			if (v[i] == RBLN_MODEL_CPU_AMX)
+				continue;
+			test_set_variant(v[i]);
+			x = mm_run(&mc, &one.env);
+			fake_env_init(&many, 16);
+			y = mm_run(&mc, &many.env);
+			assert_int_equal(many.parallel_calls, 1);
+			assert_int_equal(many.parallel_parts, cases[s][2]);
+			assert_memory_equal(x, y, (size_t)mc.m * mc.n * 4);
+			free(x);
+			free(y);
+		}
+		mm_free(&mc);
+	}
+}
+
 /* The variants differ only by fused rounding: close, deterministic. */
 static void test_mm_variants_deterministic(void **state)
 {
@@ -619,6 +659,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_mm_rows_independent,
 					  restore_variant),
 		cmocka_unit_test_teardown(test_mm_engines, restore_variant),
+		cmocka_unit_test_teardown(test_mm_decode_pieces,
+					  restore_variant),
 		cmocka_unit_test_teardown(test_mm_variants_deterministic,
 					  restore_variant),
 		cmocka_unit_test_teardown(test_mm_avx512_bits_of_avx2,
