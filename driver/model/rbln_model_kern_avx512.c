@@ -35,6 +35,16 @@
  */
 #define RBLN_K_MR	12
 #define RBLN_K_GP	4
+/*
+ * A decode batch of 2 to 16 rows runs tiles of up to eight rows by two
+ * panels (four for up to four rows): 16 accumulators and two or four
+ * weight streams, as the GEMV's four, where one panel per tile left the
+ * weights one stream with a single load per k behind eight FMAs. One row
+ * keeps the GEMV.
+ */
+#define RBLN_K_WIDE_ROWS	8
+#define RBLN_K_WIDE_PANELS(mr)	((mr) <= 4 ? 4U : 2U)
+#define RBLN_K_WIDE_ACC	16
 
 /* acc += x * y with one rounding (FMA), as in the AVX2 variant. */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void

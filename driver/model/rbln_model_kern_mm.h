@@ -25,7 +25,10 @@
  * activations. The packed layout exists so this loop reads the weights
  * front to back with no gather. One activation row (M = 1) is a
  * bandwidth-bound GEMV: it runs RBLN_K_GP panels side by side, to keep
- * enough independent chains in flight to saturate memory.
+ * enough independent chains in flight to saturate memory. A variant that
+ * defines RBLN_K_WIDE_ROWS (avx512) runs a decode batch of 2 to 16 rows
+ * the same way: tiles of at most RBLN_K_WIDE_ROWS rows by
+ * RBLN_K_WIDE_PANELS() panels side by side (rbln_k_wide()).
  *
  * int8 weights (RBLN_DTYPE_I8) are widened to float32 and multiplied by
  * their column's scale in the panel-row load (one rounding, the same in
@@ -397,6 +400,217 @@ RBLN_K(gemv_any)(const float *a, const u8 *b, u64 pstride, u32 dtype,
 		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F32, sc, c, kc, zero);
 }
 
+#ifdef RBLN_K_WIDE_ROWS
+/**
+ * rbln_k_wide() - C[mr x 16 gp] (+)= A[mr x kc] * gp panels[kc x 16]
+ * @a: first activation row at the first k
+ * @lda: floats between activation rows
+ * @b: the first panel's row at the first k (16 elements per k)
+ * @pstride: bytes from one panel to the next
+ * @dtype: the panels' element type, a constant where this is inlined
+ * @sc: the first panel's 16 scales for int8 weights (the next panels'
+ *	follow), else NULL
+ * @c: first output row at the first panel's first column (16 gp valid
+ *	columns)
+ * @ldc: floats between output rows
+ * @mr: rows, 2 to RBLN_K_WIDE_ROWS; a constant where this is inlined
+ * @gp: panels side by side, RBLN_K_WIDE_PANELS(@mr), @mr * @gp at most
+ *	RBLN_K_WIDE_ACC (the accumulators); a constant where this is inlined
+ * @kc: k steps, at least 1
+ * @zero: start from zero instead of from @c
+ * @pf: bytes ahead to prefetch the panels, 0 for none
+ *
+ * The tile of a decode batch: rbln_k_tile()'s chains, one per output
+ * element over k in the same order, for several panels side by side, so
+ * that the weights stream as the GEMV's do and each panel row loaded
+ * feeds @mr chains. rbln_k_tile() and rbln_k_gemv() stay as they are
+ * rather than becoming this function's one-panel and one-row cases: the
+ * generalisation compiles them to other machine code, and the one-row
+ * GEMV's speed is what decode B=1 rests on.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(wide)(const float *a, u64 lda, const u8 *b, u64 pstride, u32 dtype,
+	     const u8 *sc, float *c, u64 ldc, u32 mr, u32 gp, u32 kc,
+	     bool zero, u32 pf)
+{
+	RBLN_K_VF acc[RBLN_K_WIDE_ACC][RBLN_K_NV] RBLN_OS_UNINIT;
+	RBLN_K_VF sv[RBLN_K_GP][RBLN_K_NV];
+	RBLN_K_VF bv[RBLN_K_NV];
+	RBLN_K_VF av;
+	u64 row = RBLN_ISA_PACK_COLS * rbln_model_dtype_size(dtype);
+	u32 r, g, v, k;
+
+#pragma GCC unroll 16
+	for (g = 0; g < gp; g++)
+		/* No offset from the NULL of the float types. */
+		RBLN_K(panel_scales)(dtype == RBLN_DTYPE_I8 ?
+				     sc + g * RBLN_ISA_PACK_COLS * 4 : sc,
+				     dtype, sv[g]);
+#pragma GCC unroll 16
+	for (r = 0; r < mr; r++)
+#pragma GCC unroll 16
+		for (g = 0; g < gp; g++)
+#pragma GCC unroll 16
+			for (v = 0; v < RBLN_K_NV; v++) {
+				if (zero)
+					acc[r * gp + g][v] = RBLN_K(zero)();
+				else
+					memcpy(&acc[r * gp + g][v],
+					       c + r * ldc +
+					       g * RBLN_ISA_PACK_COLS +
+					       v * RBLN_K_W,
+					       sizeof(acc[r * gp + g][v]));
+			}
+	for (k = 0; k < kc; k++) {
+		/* One prefetch per cache line of each panel's stream. */
+		if (pf && !((k * row) & 63))
+#pragma GCC unroll 16
+			for (g = 0; g < gp; g++)
+				__builtin_prefetch(b + g * pstride + k * row +
+						   pf);
+#pragma GCC unroll 16
+		for (g = 0; g < gp; g++) {
+			RBLN_K(panel_row)(b + g * pstride + k * row, dtype,
+					  sv[g], bv);
+#pragma GCC unroll 16
+			for (r = 0; r < mr; r++) {
+				av = RBLN_K_SPLAT(a[r * lda + k]);
+#pragma GCC unroll 16
+				for (v = 0; v < RBLN_K_NV; v++)
+					RBLN_K_MADD(acc[r * gp + g][v], av,
+						    bv[v]);
+			}
+		}
+	}
+#pragma GCC unroll 16
+	for (r = 0; r < mr; r++)
+#pragma GCC unroll 16
+		for (g = 0; g < gp; g++)
+#pragma GCC unroll 16
+			for (v = 0; v < RBLN_K_NV; v++)
+				memcpy(c + r * ldc + g * RBLN_ISA_PACK_COLS +
+				       v * RBLN_K_W, &acc[r * gp + g][v],
+				       sizeof(acc[r * gp + g][v]));
+}
+
+/* rbln_k_wide() of @mr rows with the dtype a constant, one per type. */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(wide_dt)(const float *a, u64 lda, const u8 *b, u64 pstride,
+		u32 dtype, const u8 *sc, float *c, u64 ldc, u32 mr, u32 kc,
+		bool zero, u32 pf)
+{
+	u32 gp = RBLN_K_WIDE_PANELS(mr);
+
+	if (dtype == RBLN_DTYPE_BF16)
+		RBLN_K(wide)(a, lda, b, pstride, RBLN_DTYPE_BF16, sc, c, ldc,
+			     mr, gp, kc, zero, pf);
+	else if (dtype == RBLN_DTYPE_I8)
+		RBLN_K(wide)(a, lda, b, pstride, RBLN_DTYPE_I8, sc, c, ldc,
+			     mr, gp, kc, zero, pf);
+	else if (dtype == RBLN_DTYPE_F16)
+		RBLN_K(wide)(a, lda, b, pstride, RBLN_DTYPE_F16, sc, c, ldc,
+			     mr, gp, kc, zero, pf);
+	else
+		RBLN_K(wide)(a, lda, b, pstride, RBLN_DTYPE_F32, sc, c, ldc,
+			     mr, gp, kc, zero, pf);
+}
+
+/*
+ * rbln_k_wide_any() in three functions of a few instances each, for 2 to
+ * 4, 5 and 6, 7 and 8 rows: each instance spills some registers to slots
+ * of its own, and one function of all of them passed the kernel's 2 KiB
+ * frame limit.
+ */
+static RBLN_OS_NOINLINE RBLN_K_ATTR void
+RBLN_K(wide_few)(const float *a, u64 lda, const u8 *b, u64 pstride,
+		 u32 dtype, const u8 *sc, float *c, u64 ldc, u32 mr, u32 kc,
+		 bool zero, u32 pf)
+{
+	if (mr == 2)
+		RBLN_K(wide_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 2, kc,
+				zero, pf);
+	else if (mr == 3)
+		RBLN_K(wide_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 3, kc,
+				zero, pf);
+	else
+		RBLN_K(wide_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 4, kc,
+				zero, pf);
+}
+
+static RBLN_OS_NOINLINE RBLN_K_ATTR void
+RBLN_K(wide_six)(const float *a, u64 lda, const u8 *b, u64 pstride,
+		 u32 dtype, const u8 *sc, float *c, u64 ldc, u32 mr, u32 kc,
+		 bool zero, u32 pf)
+{
+	if (mr == 5)
+		RBLN_K(wide_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 5, kc,
+				zero, pf);
+	else
+		RBLN_K(wide_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 6, kc,
+				zero, pf);
+}
+
+static RBLN_OS_NOINLINE RBLN_K_ATTR void
+RBLN_K(wide_eight)(const float *a, u64 lda, const u8 *b, u64 pstride,
+		   u32 dtype, const u8 *sc, float *c, u64 ldc, u32 mr,
+		   u32 kc, bool zero, u32 pf)
+{
+	if (mr == 7)
+		RBLN_K(wide_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 7, kc,
+				zero, pf);
+	else
+		RBLN_K(wide_dt)(a, lda, b, pstride, dtype, sc, c, ldc, 8, kc,
+				zero, pf);
+}
+
+/**
+ * rbln_k_wide_any() - rbln_k_wide() for a run-time row count and dtype
+ * @a: as for rbln_k_wide()
+ * @lda: as for rbln_k_wide()
+ * @b: as for rbln_k_wide()
+ * @pstride: as for rbln_k_wide()
+ * @dtype: as for rbln_k_wide()
+ * @sc: as for rbln_k_wide()
+ * @c: as for rbln_k_wide()
+ * @ldc: as for rbln_k_wide()
+ * @mr: 2 to RBLN_K_WIDE_ROWS
+ * @kc: as for rbln_k_wide()
+ * @zero: as for rbln_k_wide()
+ *
+ * One instance per (row count, dtype), as rbln_k_tile_any(), so that
+ * the loops over rows, panels and vectors unroll fully and the
+ * accumulators stay in registers.
+ */
+static RBLN_K_ATTR void
+RBLN_K(wide_any)(const float *a, u64 lda, const u8 *b, u64 pstride,
+		 u32 dtype, const u8 *sc, float *c, u64 ldc, u32 mr, u32 kc,
+		 bool zero)
+{
+	u32 pf = rbln_model_prefetch_bytes(RBLN_K_WIDE_PANELS(mr));
+
+	if (mr <= 4)
+		RBLN_K(wide_few)(a, lda, b, pstride, dtype, sc, c, ldc, mr, kc,
+				 zero, pf);
+	else if (mr <= 6)
+		RBLN_K(wide_six)(a, lda, b, pstride, dtype, sc, c, ldc, mr, kc,
+				 zero, pf);
+	else
+		RBLN_K(wide_eight)(a, lda, b, pstride, dtype, sc, c, ldc, mr,
+				   kc, zero, pf);
+}
+
+/*
+ * Rows of the next wide tile when @left of a decode batch remain: as
+ * rbln_k_rows(), in tiles of at most RBLN_K_WIDE_ROWS.
+ */
+static inline u32 RBLN_K(wide_rows)(u64 left)
+{
+	u64 tiles = (left + RBLN_K_WIDE_ROWS - 1) / RBLN_K_WIDE_ROWS;
+
+	return (u32)((left + tiles - 1) / tiles);
+}
+#endif
+
 /* The 16 scales of panel @p of int8 weights, NULL for the float types. */
 static inline const u8 *RBLN_K(scales_of)(const struct rbln_model_mm *mm,
 					  u32 p)
@@ -456,6 +670,25 @@ RBLN_K(mm_packed)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 					 RBLN_K(scales_of)(mm, p),
 					 c + m * mm->n + p * RBLN_ISA_PACK_COLS,
 					 kc, zero);
+#ifdef RBLN_K_WIDE_ROWS
+		/*
+		 * 2 to 16 rows whose weights stream (a decode batch): wide
+		 * tiles of their own height; one row keeps the GEMV above.
+		 */
+		if (mm->prefetch && mr > 1) {
+			mr = RBLN_K(wide_rows)(m1 - m);
+			for (; p + RBLN_K_WIDE_PANELS(mr) <= p1 &&
+			     p + RBLN_K_WIDE_PANELS(mr) <= full;
+			     p += RBLN_K_WIDE_PANELS(mr))
+				RBLN_K(wide_any)(a + m * mm->k + k0, mm->k,
+						 w + p * pstride, pstride,
+						 mm->dtype,
+						 RBLN_K(scales_of)(mm, p),
+						 c + m * mm->n +
+						 p * RBLN_ISA_PACK_COLS,
+						 mm->n, mr, kc, zero);
+		}
+#endif
 		for (; p < p1; p++) {
 			cols = mm->n - p * RBLN_ISA_PACK_COLS;
 			if (cols >= RBLN_ISA_PACK_COLS)

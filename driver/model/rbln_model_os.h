@@ -234,6 +234,20 @@ static inline bool rbln_os_cpu_has_amx(void)
 #define RBLN_OS_INLINE	RBLN_OS_ATTR(__always_inline__)
 /* Keeps a large kernel frame out of its caller's (2 KiB kernel limit). */
 #define RBLN_OS_NOINLINE	RBLN_OS_ATTR(__noinline__)
+/*
+ * A local array whose elements are all written before they are read:
+ * exempt from the kernel's -ftrivial-auto-var-init=zero, under which an
+ * array of accumulators stays in memory instead of in registers (the
+ * kernel's __uninitialized; no such option in userspace).
+ */
+#if defined(__has_attribute)
+#if __has_attribute(__uninitialized__)
+#define RBLN_OS_UNINIT	RBLN_OS_ATTR(__uninitialized__)
+#endif
+#endif
+#ifndef RBLN_OS_UNINIT
+#define RBLN_OS_UNINIT
+#endif
 
 /*
  * Semaphores are shared with other devices (other engine threads, other

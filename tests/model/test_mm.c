@@ -340,10 +340,18 @@ static void test_mm_layouts_identical(void **state)
 	}
 }
 
-/* Row i of a batch is the same bits as row i alone (batch invariance). */
+/*
+ * Row i of a batch is the same bits as row i alone (batch invariance):
+ * past one block of rows (192) with a partial tile, and a decode batch
+ * (its wide tiles on avx512, the GEMV alone), over two k blocks.
+ */
 static void test_mm_rows_independent(void **state)
 {
-	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, r, dt;
+	static const uint32_t shapes[][4] = {
+		/* m, k, n, the rows taken alone: every step-th */
+		{ 199, 40, 37, 17 }, { 11, 1100, 100, 2 },
+	};
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, r, dt, s;
 	struct mm_case mc, one;
 	struct fake_env f;
 	float *all, *row;
@@ -359,23 +367,27 @@ static void test_mm_rows_independent(void **state)
 		if (v[i] == RBLN_MODEL_CPU_AVX512_AMX)
 			continue;
 		test_set_variant(v[i]);
-		for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++) {
-			/* Past one block of rows (192), and a partial tile. */
-			mm_init(&mc, 199, 40, 37, dt, RBLN_LAYOUT_PACKED16, 0);
-			all = mm_run(&mc, &f.env);
-			for (r = 0; r < mc.m; r += 17) {
-				one = mc;
-				one.m = 1;
-				one.a = mc.a + (size_t)r * mc.k;
-				row = mm_run(&one, &f.env);
-				assert_memory_equal(row, all + (size_t)r * mc.n,
-						    (size_t)mc.n * 4);
-				free(row);
+		for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+			for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++) {
+				mm_init(&mc, shapes[s][0], shapes[s][1],
+					shapes[s][2], dt, RBLN_LAYOUT_PACKED16,
+					0);
+				all = mm_run(&mc, &f.env);
+				for (r = 0; r < mc.m; r += shapes[s][3]) {
+					one = mc;
+					one.m = 1;
+					one.a = mc.a + (size_t)r * mc.k;
+					row = mm_run(&one, &f.env);
+					assert_memory_equal(row,
+							    all + (size_t)r *
+							    mc.n,
+							    (size_t)mc.n * 4);
+					free(row);
+				}
+				mm_check(&mc, all, "batch");
+				free(all);
+				mm_free(&mc);
 			}
-			mm_check(&mc, all, "batch");
-			free(all);
-			mm_free(&mc);
-		}
 	}
 }
 
@@ -414,6 +426,46 @@ static void test_mm_engines(void **state)
 	}
 }
 
+/*
+ * A decode batch of a narrow output (N = 512: 32 panels, 4 pieces of 8)
+ * runs in pieces of 4 panels on 16 engines: 8 parts instead of 4, the
+ * same bits as on one engine; one row too (its pieces, 2 MiB of weights
+ * at K = 16384, are each worth an engine).
+ */
+static void test_mm_decode_pieces(void **state)
+{
+	static const uint32_t cases[][3] = {
+		/* m, k, parts on 16 engines */
+		{ 8, 2048, 8 }, { 16, 2048, 8 }, { 1, 16384, 8 },
+	};
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, s;
+	struct fake_env one, many;
+	struct mm_case mc;
+	float *x, *y;
+
+	(void)state;
+	fake_env_init(&one, 1);
+	for (s = 0; s < sizeof(cases) / sizeof(cases[0]); s++) {
+		mm_init(&mc, cases[s][0], cases[s][1], 512, RBLN_DTYPE_BF16,
+			RBLN_LAYOUT_PACKED16, 0);
+		for (i = 0; i < nv; i++) {
+			/* amx runs bf16 of any height in its tiles' pieces. */
+			if (v[i] == RBLN_MODEL_CPU_AMX)
+				continue;
+			test_set_variant(v[i]);
+			x = mm_run(&mc, &one.env);
+			fake_env_init(&many, 16);
+			y = mm_run(&mc, &many.env);
+			assert_int_equal(many.parallel_calls, 1);
+			assert_int_equal(many.parallel_parts, cases[s][2]);
+			assert_memory_equal(x, y, (size_t)mc.m * mc.n * 4);
+			free(x);
+			free(y);
+		}
+		mm_free(&mc);
+	}
+}
+
 /* The variants differ only by fused rounding: close, deterministic. */
 static void test_mm_variants_deterministic(void **state)
 {
@@ -440,13 +492,17 @@ static void test_mm_variants_deterministic(void **state)
 /*
  * The avx512 variant runs the same fused chain per output element as the
  * avx2 variant: the same bits, for every type, layout, accumulation and
- * row count (the GEMV, every tile height up to 12 and the edge panels).
+ * row count (the GEMV, every tile height up to 12, the wide tiles of a
+ * decode batch of 2 to 16 rows, 2 to 8 rows by 2 or 4 panels, across k
+ * blocks, and the edge panels).
  */
 static void test_mm_avx512_bits_of_avx2(void **state)
 {
 	static const uint32_t shapes[][3] = {
 		{ 1, 300, 130 }, { 8, 257, 64 }, { 12, 64, 33 },
-		{ 13, 129, 47 }, { 37, 70, 16 },
+		{ 13, 129, 47 }, { 37, 70, 16 }, { 3, 100, 80 },
+		{ 16, 70, 130 }, { 2, 40, 100 }, { 4, 1100, 64 },
+		{ 10, 1030, 70 }, { 7, 50, 96 },
 	};
 	uint32_t s, dt, lay, acc;
 	struct mm_case mc;
@@ -603,6 +659,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_mm_rows_independent,
 					  restore_variant),
 		cmocka_unit_test_teardown(test_mm_engines, restore_variant),
+		cmocka_unit_test_teardown(test_mm_decode_pieces,
+					  restore_variant),
 		cmocka_unit_test_teardown(test_mm_variants_deterministic,
 					  restore_variant),
 		cmocka_unit_test_teardown(test_mm_avx512_bits_of_avx2,
