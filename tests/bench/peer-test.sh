@@ -71,7 +71,7 @@ printf '%s\n' "$out"
 grep -Eq '^tiny +1 +[0-9.]+ +[0-9.]+ ' <<<"$out" || fail "float row with --quantize"
 grep -Eq '^tiny w8a16 +1 +[0-9.]+ +[0-9.]+ ' <<<"$out" || fail "w8a16 row"
 [ "$(grep -c '^ours / llama\.cpp' <<<"$out")" = 1 ] || fail "w8a16 row compared with the peer"
-grep -q '"quantize": "w8a16"' "$t/w/tiny-tp1-chunk128-w8a16/rbln_config.json" ||
+grep -q '"quantize": "w8a16"' "$t/w/tiny-tp1-chunk512-w8a16/rbln_config.json" ||
 	fail "w8a16 row not compiled with --quantize w8a16"
 for bad in int8 none,none ""; do
 	rc=0
