@@ -44,19 +44,20 @@
 #define RBLN_AMX_KB	32U	/* k per tile block: 16 pairs of bf16 */
 #define RBLN_AMX_ROWS	16U	/* rows of a tile */
 #define RBLN_AMX_PARTS	3U	/* bf16 parts of an activation */
-#define RBLN_AMX_RT	8U	/* row tiles of one call: 128 rows (exec_mm.c) */
+#define RBLN_AMX_PG	32U	/* panels staged at once: 512 columns (exec_mm.c) */
 /*
  * k steps staged at once (a bracket of exec_mm.c runs up to 1024, in
- * runs of this many): bounds the staging below to 105 KiB, and a row
- * pair's A parts (24 KiB) stay in L1 while the panel pairs pass.
+ * runs of this many): bounds the staging below to 152 KiB, and a row
+ * pair's A parts (24 KiB) stay in L1 while the panels pass.
  */
 #define RBLN_AMX_KMAX	128U
 
 /* u32 words of one panel's B blocks over RBLN_AMX_KMAX k steps. */
 #define RBLN_AMX_BPANEL	(RBLN_AMX_KMAX / 2 * 16)
-/* The A parts of one call: rows x k, zero padded to whole tiles. */
-#define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_RT * RBLN_AMX_ROWS * \
-			 RBLN_AMX_KMAX)
+/* Rows of A staged at once: a pair of row tiles. */
+#define RBLN_AMX_APLANE	(2 * RBLN_AMX_ROWS)
+/* The A parts of one row pair: rows x k, zero padded to whole blocks. */
+#define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_APLANE * RBLN_AMX_KMAX)
 
 #define rbln_amx_vu	u32 __attribute__((vector_size(64)))
 #define rbln_amx_vf	float __attribute__((vector_size(64)))
@@ -376,27 +377,28 @@ static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
 
 /**
  * struct rbln_amx_call - one call's operands, staged for the tiles
- * @a: the A parts: [part][row][k], rows padded to whole tiles and k to
- *	whole blocks with zeros
+ * @a: the A parts of one pair of row tiles: [part][row][k], rows padded
+ *	to whole tiles and k to whole blocks with zeros
  * @lda: bf16 elements between rows of @a
- * @b: the B blocks of two panels' k range, repacked before the tiles
- *	load them (a tile load right after the stores that wrote its data
- *	waits for them)
+ * @b: the B blocks of all the call's panels over its k range, repacked
+ *	once for all its row tiles (a tile load right after the stores
+ *	that wrote its data waits for them: the pair of panels that the
+ *	first row pair meets is repacked just before, the rest are ready)
  * @c: a C tile through memory, for partial tiles
  */
 struct rbln_amx_call {
-	u16 a[RBLN_AMX_ABUF];
+	u16 a[RBLN_AMX_ABUF] RBLN_AMX_ALIGNED;
 	u64 lda;
-	u32 b[2 * RBLN_AMX_BPANEL] RBLN_AMX_ALIGNED;
+	u32 b[RBLN_AMX_PG * RBLN_AMX_BPANEL] RBLN_AMX_ALIGNED;
 	float c[RBLN_AMX_ROWS * 16] RBLN_AMX_ALIGNED;
 };
 
 /*
- * A call's staging (105 KiB) lives on the stack of the engine thread that
+ * A call's staging (152 KiB) lives on the stack of the engine thread that
  * runs it (rbln_model_mm_amx()): the emulated home runs the model only on
  * its own engine threads, whose stacks it sizes (RBLN_MODEL_EMUL_STACK,
- * four times this or more). No static TLS: every thread of the process
- * would carry it.
+ * more than three times this). No static TLS: every thread of the
+ * process would carry it.
  */
 
 static void rbln_amx_c_get(float *t, const float *c, u64 ldc, u32 rows,
@@ -532,30 +534,30 @@ static void rbln_amx_prefetch_panel(const struct rbln_model_mm *mm, u32 p,
 }
 
 /*
- * One block of C tiles: row tiles @rt and, with @two_rows, rt + 1, times
- * the staged panel 0 and, with @two_panels, panel 1: tmm0 = (rt, 0),
- * tmm1 = (rt, 1), tmm2 = (rt + 1, 0), tmm3 = (rt + 1, 1). Per k block the
- * B blocks go into tmm6/tmm7 once; then per part (hi, mid, lo: each
+ * One block of C tiles: the staged row tile 0 and, with @two_rows, 1,
+ * times the staged panels at @b and, with @two_panels, the next one:
+ * tmm0 = (0, 0), tmm1 = (0, 1), tmm2 = (1, 0), tmm3 = (1, 1). Per k block
+ * the B blocks go into tmm6/tmm7 once; then per part (hi, mid, lo: each
  * element's fixed order) the A tiles into tmm4/tmm5 and up to four dot
  * products that do not wait on each other, so the tile unit overlaps
  * them; a tile loaded serves two products.
  */
 static inline RBLN_OS_INLINE void
-rbln_amx_block(const struct rbln_amx_call *st, u32 rt, u32 kc, u64 plane,
+rbln_amx_block(const struct rbln_amx_call *st, const u32 *b, u32 kc,
 	       bool two_rows, bool two_panels)
 {
-	const u16 *a = st->a + (u64)rt * RBLN_AMX_ROWS * st->lda;
+	const u16 *a = st->a;
 	const u16 *a1 = a + RBLN_AMX_ROWS * st->lda;
-	const u32 *b1 = st->b + RBLN_AMX_BPANEL;
-	u64 lda2 = st->lda * 2, off;
+	const u32 *b1 = b + RBLN_AMX_BPANEL;
+	u64 lda2 = st->lda * 2, plane = RBLN_AMX_APLANE * st->lda, off;
 	u32 kb, part;
 
 	for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
-		RBLN_AMX_LOAD(6, st->b + kb * 8, 64);
+		RBLN_AMX_LOAD(6, b + kb * 8, 64);
 		if (two_panels)
 			RBLN_AMX_LOAD(7, b1 + kb * 8, 64);
 		for (part = 0; part < RBLN_AMX_PARTS; part++) {
-			off = part * plane * st->lda + kb;
+			off = part * plane + kb;
 			RBLN_AMX_LOAD(4, a + off, lda2);
 			if (two_rows)
 				RBLN_AMX_LOAD(5, a1 + off, lda2);
@@ -571,11 +573,48 @@ rbln_amx_block(const struct rbln_amx_call *st, u32 rt, u32 kc, u64 plane,
 }
 
 /*
- * Rows [m0, m1) (at most RBLN_AMX_RT tiles) times panels [p0, p1) over
- * k in [k0, k1) (at most RBLN_AMX_KMAX), bf16 weights; the tiles hold
- * @cfg_rows rows (16, or all rows when fewer). The A parts are split
- * once for all panels, each pair of panels' B blocks repacked once for
- * all row tiles.
+ * Rows [r0, r0 + nr) of the call's @nrows rows (starting at @a, @lda
+ * floats apart) into the staged A parts, k steps [0, kc): the padding the
+ * tiles read is zero (k past kc; rows past nrows where whole tiles of 16
+ * rows are read).
+ */
+static RBLN_AMX_ATTR void rbln_amx_stage_a(struct rbln_amx_call *st,
+					   const float *a, u64 lda, u32 r0,
+					   u32 nr, u32 kc, bool whole_tiles)
+{
+	u64 plane = RBLN_AMX_APLANE * st->lda;
+	u32 r, part, tail = 0;
+	u16 *pad;
+
+	if (whole_tiles)
+		tail = (nr + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS *
+		       RBLN_AMX_ROWS - nr;
+	for (part = 0; part < RBLN_AMX_PARTS; part++) {
+		pad = st->a + part * plane;
+		if (st->lda > kc)
+			for (r = 0; r < nr; r++)
+				memset(pad + r * st->lda + kc, 0,
+				       (st->lda - kc) * 2);
+		if (tail)
+			memset(pad + (u64)nr * st->lda, 0,
+			       (u64)tail * st->lda * 2);
+	}
+	for (r = 0; r < nr; r++)
+		rbln_amx_split(a + (u64)(r0 + r) * lda, kc,
+			       st->a + r * st->lda,
+			       st->a + plane + r * st->lda,
+			       st->a + 2 * plane + r * st->lda);
+}
+
+/*
+ * Rows [m0, m1) times panels [p0, p1) (at most RBLN_AMX_PG) over k in
+ * [k0, k1) (at most RBLN_AMX_KMAX), bf16 weights; the tiles hold
+ * @cfg_rows rows (16, or all rows when fewer). Each pair of row tiles is
+ * split into its A parts just before its products (they stay in L1 while
+ * all panels pass), each panel's B blocks are repacked once for all row
+ * tiles: the pairs of panels while the first row pair meets them (the
+ * next pair prefetched meanwhile), so the weights' reads overlap tile
+ * work.
  */
 static RBLN_AMX_ATTR void
 rbln_amx_mm_rows(struct rbln_amx_call *st, const struct rbln_model_mm *mm,
@@ -586,53 +625,47 @@ rbln_amx_mm_rows(struct rbln_amx_call *st, const struct rbln_model_mm *mm,
 	u32 tiles = (nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
 	bool zero = k0 == 0 && !mm->accumulate;
 	const float *a = (const float *)mm->a + m0 * mm->k + k0;
-	u64 plane = (u64)RBLN_AMX_RT * RBLN_AMX_ROWS;
-	u32 r, p, part, j, rt, np, nr;
-	u16 *pad;
+	u32 r, p, j, rt, np, nr;
+	const u32 *b;
 
 	for (j = 0; j < 2; j++) {
 		o[j].ldc = mm->n;
 		o[j].nrows = nrows;
 	}
-
 	st->lda = (kc + RBLN_AMX_KB - 1) / RBLN_AMX_KB * RBLN_AMX_KB;
-	/* The padding the tiles read: k past kc, rows past nrows. */
-	for (part = 0; part < RBLN_AMX_PARTS; part++) {
-		pad = st->a + part * plane * st->lda;
-		for (r = 0; r < nrows; r++)
-			memset(pad + r * st->lda + kc, 0, (st->lda - kc) * 2);
-		if (cfg_rows == RBLN_AMX_ROWS)
-			memset(pad + (u64)nrows * st->lda, 0,
-			       (u64)(tiles * RBLN_AMX_ROWS - nrows) *
-			       st->lda * 2);
-	}
-	for (r = 0; r < nrows; r++)
-		rbln_amx_split(a + r * mm->k, kc, st->a + r * st->lda,
-			       st->a + (plane + r) * st->lda,
-			       st->a + (2 * plane + r) * st->lda);
-	for (p = p0; p < p1; p += np) {
-		np = p1 - p >= 2 ? 2 : 1;
-		for (j = 0; j < np; j++) {
-			rbln_amx_pack_panel(mm, p + j, k0, kc,
-					    st->b + j * RBLN_AMX_BPANEL);
-			rbln_amx_out_panel(&o[j], mm, m0, p + j, cfg_rows);
-		}
-		for (j = p + np; j < p1 && j < p + np + 2; j++)
-			rbln_amx_prefetch_panel(mm, j, k0, kc);
-		for (rt = 0; rt < tiles; rt += nr) {
-			nr = tiles - rt >= 2 ? 2 : 1;
+	for (rt = 0; rt < tiles; rt += nr) {
+		nr = tiles - rt >= 2 ? 2 : 1;
+		rbln_amx_stage_a(st, a, mm->k, rt * RBLN_AMX_ROWS,
+				 nrows - rt * RBLN_AMX_ROWS < nr * RBLN_AMX_ROWS ?
+				 nrows - rt * RBLN_AMX_ROWS :
+				 nr * RBLN_AMX_ROWS, kc,
+				 cfg_rows == RBLN_AMX_ROWS);
+		for (p = p0; p < p1; p += np) {
+			np = p1 - p >= 2 ? 2 : 1;
+			b = st->b + (p - p0) * RBLN_AMX_BPANEL;
+			for (j = 0; j < np; j++) {
+				if (rt == 0)
+					rbln_amx_pack_panel(mm, p + j, k0, kc,
+							    st->b + (p - p0 + j) *
+							    RBLN_AMX_BPANEL);
+				rbln_amx_out_panel(&o[j], mm, m0, p + j,
+						   cfg_rows);
+			}
+			if (rt == 0)
+				for (j = p + np; j < p1 && j < p + np + 2; j++)
+					rbln_amx_prefetch_panel(mm, j, k0, kc);
 			for (r = 0; r < nr; r++)
 				for (j = 0; j < np; j++)
 					rbln_amx_c_in(&o[j], 2 * r + j, rt + r,
 						      zero, st->c);
 			if (nr == 2 && np == 2)
-				rbln_amx_block(st, rt, kc, plane, true, true);
+				rbln_amx_block(st, b, kc, true, true);
 			else if (nr == 2)
-				rbln_amx_block(st, rt, kc, plane, true, false);
+				rbln_amx_block(st, b, kc, true, false);
 			else if (np == 2)
-				rbln_amx_block(st, rt, kc, plane, false, true);
+				rbln_amx_block(st, b, kc, false, true);
 			else
-				rbln_amx_block(st, rt, kc, plane, false, false);
+				rbln_amx_block(st, b, kc, false, false);
 			for (r = 0; r < nr; r++)
 				for (j = 0; j < np; j++)
 					rbln_amx_c_out(&o[j], 2 * r + j, rt + r,
@@ -654,9 +687,8 @@ rbln_amx_mm_rows(struct rbln_amx_call *st, const struct rbln_model_mm *mm,
 void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 		       u32 p0, u32 p1, u32 k0, u32 k1)
 {
-	u64 step = (u64)RBLN_AMX_RT * RBLN_AMX_ROWS, m;
 	struct rbln_amx_call st;
-	u32 k, kn, rows;
+	u32 k, kn, p, pn, rows;
 
 	if (mm->dtype != RBLN_DTYPE_BF16) {
 		rbln_model_mm_avx512(mm, m0, m1, p0, p1, k0, k1);
@@ -666,10 +698,10 @@ void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 	rbln_amx_config(rows);
 	for (k = k0; k < k1; k = kn) {
 		kn = k1 - k > RBLN_AMX_KMAX ? k + RBLN_AMX_KMAX : k1;
-		for (m = m0; m < m1; m += step)
-			rbln_amx_mm_rows(&st, mm, m,
-					 m1 - m > step ? m + step : m1,
-					 p0, p1, k, kn, rows);
+		for (p = p0; p < p1; p = pn) {
+			pn = p1 - p > RBLN_AMX_PG ? p + RBLN_AMX_PG : p1;
+			rbln_amx_mm_rows(&st, mm, m0, m1, p, pn, k, kn, rows);
+		}
 	}
 	__asm__ volatile("tilerelease" : : : "memory");
 }
