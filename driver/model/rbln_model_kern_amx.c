@@ -46,18 +46,22 @@
 #define RBLN_AMX_PARTS	3U	/* bf16 parts of an activation */
 #define RBLN_AMX_PG	32U	/* panels staged at once: 512 columns (exec_mm.c) */
 /*
- * k steps staged at once (a bracket of exec_mm.c runs up to 1024, in
- * runs of this many): bounds the staging below to 152 KiB, and a row
- * pair's A parts (24 KiB) stay in L1 while the panels pass.
+ * k steps of B staged at once (a bracket of exec_mm.c runs up to 1024,
+ * in runs of this many): all the call's panels over them, 256 KiB.
  */
-#define RBLN_AMX_KMAX	128U
+#define RBLN_AMX_KMAX	256U
+/*
+ * k steps of A staged at once: a row pair's A parts (24 KiB) stay in L1
+ * while the panels pass.
+ */
+#define RBLN_AMX_KA	128U
 
 /* u32 words of one panel's B blocks over RBLN_AMX_KMAX k steps. */
 #define RBLN_AMX_BPANEL	(RBLN_AMX_KMAX / 2 * 16)
 /* Rows of A staged at once: a pair of row tiles. */
 #define RBLN_AMX_APLANE	(2 * RBLN_AMX_ROWS)
 /* The A parts of one row pair: rows x k, zero padded to whole blocks. */
-#define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_APLANE * RBLN_AMX_KMAX)
+#define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_APLANE * RBLN_AMX_KA)
 
 #define rbln_amx_vu	u32 __attribute__((vector_size(64)))
 #define rbln_amx_vf	float __attribute__((vector_size(64)))
@@ -377,8 +381,8 @@ static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
 
 /**
  * struct rbln_amx_call - one call's operands, staged for the tiles
- * @a: the A parts of one pair of row tiles: [part][row][k], rows padded
- *	to whole tiles and k to whole blocks with zeros
+ * @a: the A parts of one pair of row tiles over a run of k: [part][row][k],
+ *	rows padded to whole tiles and k to whole blocks with zeros
  * @lda: bf16 elements between rows of @a
  * @b: the B blocks of all the call's panels over its k range, repacked
  *	once for all its row tiles (a tile load right after the stores
@@ -394,11 +398,11 @@ struct rbln_amx_call {
 };
 
 /*
- * A call's staging (152 KiB) lives on the stack of the engine thread that
+ * A call's staging (281 KiB) lives on the stack of the engine thread that
  * runs it (rbln_model_mm_amx()): the emulated home runs the model only on
  * its own engine threads, whose stacks it sizes (RBLN_MODEL_EMUL_STACK,
- * more than three times this). No static TLS: every thread of the
- * process would carry it.
+ * 512 KiB, of at least 1 MiB). No static TLS: every thread of the process
+ * would carry it.
  */
 
 static void rbln_amx_c_get(float *t, const float *c, u64 ldc, u32 rows,
@@ -607,14 +611,60 @@ static RBLN_AMX_ATTR void rbln_amx_stage_a(struct rbln_amx_call *st,
 }
 
 /*
+ * Panels [p, p + np) of the call's [p0, p1) over k in [k0, k0 + kc) into
+ * their staged B blocks, the next two panels asked for meanwhile.
+ */
+static void rbln_amx_stage_b(struct rbln_amx_call *st,
+			     const struct rbln_model_mm *mm, u32 p0, u32 p,
+			     u32 np, u32 p1, u32 k0, u32 kc)
+{
+	u32 j;
+
+	for (j = p; j < p + np; j++)
+		rbln_amx_pack_panel(mm, j, k0, kc,
+				    st->b + (j - p0) * RBLN_AMX_BPANEL);
+	for (j = p + np; j < p1 && j < p + np + 2; j++)
+		rbln_amx_prefetch_panel(mm, j, k0, kc);
+}
+
+/*
+ * The C tiles of row tiles [rt, rt + nr) times the @np panels of @o
+ * (from their output, or zero), the staged A parts times the B blocks at
+ * @b over @kc k steps added, stored back.
+ */
+static inline RBLN_OS_INLINE void
+rbln_amx_tiles(struct rbln_amx_call *st, const struct rbln_amx_out *o,
+	       const u32 *b, u32 rt, u32 nr, u32 np, u32 kc, bool zero)
+{
+	u32 r, j;
+
+	for (r = 0; r < nr; r++)
+		for (j = 0; j < np; j++)
+			rbln_amx_c_in(&o[j], 2 * r + j, rt + r, zero, st->c);
+	if (nr == 2 && np == 2)
+		rbln_amx_block(st, b, kc, true, true);
+	else if (nr == 2)
+		rbln_amx_block(st, b, kc, true, false);
+	else if (np == 2)
+		rbln_amx_block(st, b, kc, false, true);
+	else
+		rbln_amx_block(st, b, kc, false, false);
+	for (r = 0; r < nr; r++)
+		for (j = 0; j < np; j++)
+			rbln_amx_c_out(&o[j], 2 * r + j, rt + r, st->c);
+}
+
+/*
  * Rows [m0, m1) times panels [p0, p1) (at most RBLN_AMX_PG) over k in
  * [k0, k1) (at most RBLN_AMX_KMAX), bf16 weights; the tiles hold
- * @cfg_rows rows (16, or all rows when fewer). Each pair of row tiles is
- * split into its A parts just before its products (they stay in L1 while
- * all panels pass), each panel's B blocks are repacked once for all row
- * tiles: the pairs of panels while the first row pair meets them (the
- * next pair prefetched meanwhile), so the weights' reads overlap tile
- * work.
+ * @cfg_rows rows (16, or all rows when fewer). Each panel's B blocks are
+ * repacked once for all row tiles, while the first row pair meets them
+ * (the next pair prefetched meanwhile, so the weights' reads overlap
+ * tile work). Each pair of row tiles then runs the whole k range in runs
+ * of RBLN_AMX_KA, each run's A parts split just before its products
+ * (they stay in L1 while all panels pass): between two runs the C tiles
+ * of one row pair (64 KiB) go through memory, not those of all rows,
+ * which the outputs' long rows would spread over few cache sets.
  */
 static RBLN_AMX_ATTR void
 rbln_amx_mm_rows(struct rbln_amx_call *st, const struct rbln_model_mm *mm,
@@ -623,53 +673,38 @@ rbln_amx_mm_rows(struct rbln_amx_call *st, const struct rbln_model_mm *mm,
 	struct rbln_amx_out o[2];
 	u32 nrows = (u32)(m1 - m0), kc = k1 - k0;
 	u32 tiles = (nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
-	bool zero = k0 == 0 && !mm->accumulate;
 	const float *a = (const float *)mm->a + m0 * mm->k + k0;
-	u32 r, p, j, rt, np, nr;
-	const u32 *b;
+	u32 p, j, rt, np, nr, ka, kac, rows;
+	bool zero;
 
 	for (j = 0; j < 2; j++) {
 		o[j].ldc = mm->n;
 		o[j].nrows = nrows;
 	}
-	st->lda = (kc + RBLN_AMX_KB - 1) / RBLN_AMX_KB * RBLN_AMX_KB;
 	for (rt = 0; rt < tiles; rt += nr) {
 		nr = tiles - rt >= 2 ? 2 : 1;
-		rbln_amx_stage_a(st, a, mm->k, rt * RBLN_AMX_ROWS,
-				 nrows - rt * RBLN_AMX_ROWS < nr * RBLN_AMX_ROWS ?
-				 nrows - rt * RBLN_AMX_ROWS :
-				 nr * RBLN_AMX_ROWS, kc,
-				 cfg_rows == RBLN_AMX_ROWS);
-		for (p = p0; p < p1; p += np) {
-			np = p1 - p >= 2 ? 2 : 1;
-			b = st->b + (p - p0) * RBLN_AMX_BPANEL;
-			for (j = 0; j < np; j++) {
-				if (rt == 0)
-					rbln_amx_pack_panel(mm, p + j, k0, kc,
-							    st->b + (p - p0 + j) *
-							    RBLN_AMX_BPANEL);
-				rbln_amx_out_panel(&o[j], mm, m0, p + j,
-						   cfg_rows);
+		rows = nrows - rt * RBLN_AMX_ROWS;
+		if (rows > nr * RBLN_AMX_ROWS)
+			rows = nr * RBLN_AMX_ROWS;
+		for (ka = 0; ka < kc; ka += kac) {
+			kac = kc - ka < RBLN_AMX_KA ? kc - ka : RBLN_AMX_KA;
+			zero = k0 + ka == 0 && !mm->accumulate;
+			st->lda = (kac + RBLN_AMX_KB - 1) / RBLN_AMX_KB *
+				  RBLN_AMX_KB;
+			rbln_amx_stage_a(st, a + ka, mm->k, rt * RBLN_AMX_ROWS,
+					 rows, kac, cfg_rows == RBLN_AMX_ROWS);
+			for (p = p0; p < p1; p += np) {
+				np = p1 - p >= 2 ? 2 : 1;
+				if (rt == 0 && ka == 0)
+					rbln_amx_stage_b(st, mm, p0, p, np, p1,
+							 k0, kc);
+				for (j = 0; j < np; j++)
+					rbln_amx_out_panel(&o[j], mm, m0, p + j,
+							   cfg_rows);
+				rbln_amx_tiles(st, o, st->b + (p - p0) *
+					       RBLN_AMX_BPANEL + ka * 8,
+					       rt, nr, np, kac, zero);
 			}
-			if (rt == 0)
-				for (j = p + np; j < p1 && j < p + np + 2; j++)
-					rbln_amx_prefetch_panel(mm, j, k0, kc);
-			for (r = 0; r < nr; r++)
-				for (j = 0; j < np; j++)
-					rbln_amx_c_in(&o[j], 2 * r + j, rt + r,
-						      zero, st->c);
-			if (nr == 2 && np == 2)
-				rbln_amx_block(st, b, kc, true, true);
-			else if (nr == 2)
-				rbln_amx_block(st, b, kc, true, false);
-			else if (np == 2)
-				rbln_amx_block(st, b, kc, false, true);
-			else
-				rbln_amx_block(st, b, kc, false, false);
-			for (r = 0; r < nr; r++)
-				for (j = 0; j < np; j++)
-					rbln_amx_c_out(&o[j], 2 * r + j, rt + r,
-						       st->c);
 		}
 	}
 }
