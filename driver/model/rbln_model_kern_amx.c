@@ -46,22 +46,16 @@
 #define RBLN_AMX_PARTS	3U	/* bf16 parts of an activation */
 #define RBLN_AMX_PG	32U	/* panels staged at once: 512 columns (exec_mm.c) */
 /*
- * k steps of B staged at once (a bracket of exec_mm.c runs up to 1024,
- * in runs of this many): all the call's panels over them, 256 KiB.
+ * k steps staged at once (a bracket of exec_mm.c runs up to 1024, in
+ * runs of this many): the B blocks of all the call's panels over them
+ * (256 KiB, L2) and one row tile's A parts (24 KiB, L1).
  */
 #define RBLN_AMX_KMAX	256U
-/*
- * k steps of A staged at once: a row pair's A parts (24 KiB) stay in L1
- * while the panels pass.
- */
-#define RBLN_AMX_KA	128U
 
 /* u32 words of one panel's B blocks over RBLN_AMX_KMAX k steps. */
 #define RBLN_AMX_BPANEL	(RBLN_AMX_KMAX / 2 * 16)
-/* Rows of A staged at once: a pair of row tiles. */
-#define RBLN_AMX_APLANE	(2 * RBLN_AMX_ROWS)
-/* The A parts of one row pair: rows x k, zero padded to whole blocks. */
-#define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_APLANE * RBLN_AMX_KA)
+/* bf16 elements of one part of one row tile over RBLN_AMX_KMAX k steps. */
+#define RBLN_AMX_APLANE	(RBLN_AMX_ROWS * RBLN_AMX_KMAX)
 
 #define rbln_amx_vu	u32 __attribute__((vector_size(64)))
 #define rbln_amx_vf	float __attribute__((vector_size(64)))
@@ -87,8 +81,8 @@ struct rbln_amx_cfg {
 } RBLN_AMX_ALIGNED;
 
 /*
- * tmm0..3: C tiles of @rows rows; tmm4, tmm5: A parts of @rows rows;
- * tmm6, tmm7: B blocks (16 k pairs). Fewer than 16 rows (a decode batch)
+ * tmm0..2: C tiles of @rows rows; tmm3..5: B blocks (16 k pairs);
+ * tmm6, tmm7: A parts of @rows rows. Fewer than 16 rows (a decode batch)
  * make the tile loads and dot products shorter.
  */
 static void rbln_amx_config(u32 rows)
@@ -100,7 +94,7 @@ static void rbln_amx_config(u32 rows)
 	cfg.palette = 1;
 	for (t = 0; t < 8; t++) {
 		cfg.colsb[t] = 64;
-		cfg.rows[t] = t >= 6 ? RBLN_AMX_KB / 2 : rows;
+		cfg.rows[t] = t >= 3 && t < 6 ? RBLN_AMX_KB / 2 : rows;
 	}
 	__asm__ volatile("ldtilecfg %0" : : "m"(cfg));
 }
@@ -381,18 +375,16 @@ static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
 
 /**
  * struct rbln_amx_call - one call's operands, staged for the tiles
- * @a: the A parts of one pair of row tiles over a run of k: [part][row][k],
- *	rows padded to whole tiles and k to whole blocks with zeros
- * @lda: bf16 elements between rows of @a
+ * @a: the A parts of one row tile: [part][k block][row][32 k], k padded
+ *	to whole blocks and rows to a whole tile with zeros
  * @b: the B blocks of all the call's panels over its k range, repacked
  *	once for all its row tiles (a tile load right after the stores
- *	that wrote its data waits for them: the pair of panels that the
- *	first row pair meets is repacked just before, the rest are ready)
+ *	that wrote its data waits for them: the panels that the first row
+ *	tile meets are repacked just before, the rest are ready)
  * @c: a C tile through memory, for partial tiles
  */
 struct rbln_amx_call {
-	u16 a[RBLN_AMX_ABUF] RBLN_AMX_ALIGNED;
-	u64 lda;
+	u16 a[RBLN_AMX_PARTS * RBLN_AMX_APLANE] RBLN_AMX_ALIGNED;
 	u32 b[RBLN_AMX_PG * RBLN_AMX_BPANEL] RBLN_AMX_ALIGNED;
 	float c[RBLN_AMX_ROWS * 16] RBLN_AMX_ALIGNED;
 };
@@ -538,81 +530,110 @@ static void rbln_amx_prefetch_panel(const struct rbln_model_mm *mm, u32 p,
 }
 
 /*
- * One block of C tiles: the staged row tile 0 and, with @two_rows, 1,
- * times the staged panels at @b and, with @two_panels, the next one:
- * tmm0 = (0, 0), tmm1 = (0, 1), tmm2 = (1, 0), tmm3 = (1, 1). Per k block
- * the B blocks go into tmm6/tmm7 once; then per part (hi, mid, lo: each
- * element's fixed order) the A tiles into tmm4/tmm5 and up to four dot
- * products that do not wait on each other, so the tile unit overlaps
- * them; a tile loaded serves two products.
+ * bf16 elements from a part's start to its A tile of k steps
+ * [kb, kb + 32): each tile's 16 rows of 64 bytes are contiguous.
+ */
+static inline u64 rbln_amx_a_tile(u32 kb)
+{
+	return (u64)kb * RBLN_AMX_ROWS;
+}
+
+/*
+ * One block of C tiles: the staged row tile times the @np (1-3) staged
+ * panels from @b, tmm0-2. Per k block the B blocks go into tmm3-5 once;
+ * then per part (hi, mid, lo: each element's fixed order) the A tile
+ * into tmm6 or tmm7 (alternating, so that a load need not wait for the
+ * products reading the other) and up to three dot products that do not
+ * wait on each other, so the tile unit overlaps them. Each C tile goes
+ * through memory once per call (256 k steps: 24 products), where two
+ * row tiles by two panels, with A parts for two row tiles in L1, could
+ * only take 128 k steps per visit.
  */
 static inline RBLN_OS_INLINE void
-rbln_amx_block(const struct rbln_amx_call *st, const u32 *b, u32 kc,
-	       bool two_rows, bool two_panels)
+rbln_amx_block(const struct rbln_amx_call *st, const u32 *b, u32 kc, u32 np)
 {
-	const u16 *a = st->a;
-	const u16 *a1 = a + RBLN_AMX_ROWS * st->lda;
-	const u32 *b1 = b + RBLN_AMX_BPANEL;
-	u64 lda2 = st->lda * 2, plane = RBLN_AMX_APLANE * st->lda, off;
-	u32 kb, part;
+	const u32 *b1 = b + RBLN_AMX_BPANEL, *b2 = b1 + RBLN_AMX_BPANEL;
+	const u16 *a;
+	u32 kb;
 
 	for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
-		RBLN_AMX_LOAD(6, b + kb * 8, 64);
-		if (two_panels)
-			RBLN_AMX_LOAD(7, b1 + kb * 8, 64);
-		for (part = 0; part < RBLN_AMX_PARTS; part++) {
-			off = part * plane + kb;
-			RBLN_AMX_LOAD(4, a + off, lda2);
-			if (two_rows)
-				RBLN_AMX_LOAD(5, a1 + off, lda2);
-			RBLN_AMX_DP(0, 4, 6);
-			if (two_panels)
-				RBLN_AMX_DP(1, 4, 7);
-			if (two_rows)
-				RBLN_AMX_DP(2, 5, 6);
-			if (two_rows && two_panels)
-				RBLN_AMX_DP(3, 5, 7);
-		}
+		a = st->a + rbln_amx_a_tile(kb);
+		RBLN_AMX_LOAD(3, b + kb * 8, 64);
+		if (np > 1)
+			RBLN_AMX_LOAD(4, b1 + kb * 8, 64);
+		if (np > 2)
+			RBLN_AMX_LOAD(5, b2 + kb * 8, 64);
+		RBLN_AMX_LOAD(6, a, 64);
+		RBLN_AMX_DP(0, 6, 3);
+		if (np > 1)
+			RBLN_AMX_DP(1, 6, 4);
+		if (np > 2)
+			RBLN_AMX_DP(2, 6, 5);
+		RBLN_AMX_LOAD(7, a + RBLN_AMX_APLANE, 64);
+		RBLN_AMX_DP(0, 7, 3);
+		if (np > 1)
+			RBLN_AMX_DP(1, 7, 4);
+		if (np > 2)
+			RBLN_AMX_DP(2, 7, 5);
+		RBLN_AMX_LOAD(6, a + 2 * RBLN_AMX_APLANE, 64);
+		RBLN_AMX_DP(0, 6, 3);
+		if (np > 1)
+			RBLN_AMX_DP(1, 6, 4);
+		if (np > 2)
+			RBLN_AMX_DP(2, 6, 5);
 	}
 }
 
 /*
- * Rows [r0, r0 + nr) of the call's @nrows rows (starting at @a, @lda
- * floats apart) into the staged A parts, k steps [0, kc): the padding the
- * tiles read is zero (k past kc; rows past nrows where whole tiles of 16
- * rows are read).
+ * Rows [r0, r0 + nr) (at most 16) of the call's rows (starting at @a,
+ * @lda floats apart) into the staged A parts, k steps [0, kc): the
+ * padding the tiles read is zero (k past kc; rows past nr where whole
+ * tiles of 16 rows are read).
  */
 static RBLN_AMX_ATTR void rbln_amx_stage_a(struct rbln_amx_call *st,
 					   const float *a, u64 lda, u32 r0,
 					   u32 nr, u32 kc, bool whole_tiles)
 {
-	u64 plane = RBLN_AMX_APLANE * st->lda;
-	u32 r, part, tail = 0;
-	u16 *pad;
+	u32 r, part, kb, n, end = whole_tiles ? RBLN_AMX_ROWS : nr;
+	u16 *t;
 
-	if (whole_tiles)
-		tail = (nr + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS *
-		       RBLN_AMX_ROWS - nr;
-	for (part = 0; part < RBLN_AMX_PARTS; part++) {
-		pad = st->a + part * plane;
-		if (st->lda > kc)
-			for (r = 0; r < nr; r++)
-				memset(pad + r * st->lda + kc, 0,
-				       (st->lda - kc) * 2);
-		if (tail)
-			memset(pad + (u64)nr * st->lda, 0,
-			       (u64)tail * st->lda * 2);
+	for (r = 0; r < end; r++) {
+		for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
+			t = st->a + rbln_amx_a_tile(kb) + r * RBLN_AMX_KB;
+			n = r >= nr ? 0 : kc - kb < RBLN_AMX_KB ? kc - kb :
+			    RBLN_AMX_KB;
+			if (n < RBLN_AMX_KB)
+				for (part = 0; part < RBLN_AMX_PARTS; part++)
+					memset(t + part * RBLN_AMX_APLANE + n,
+					       0, (RBLN_AMX_KB - n) * 2);
+			if (n)
+				rbln_amx_split(a + (u64)(r0 + r) * lda + kb, n,
+					       t, t + RBLN_AMX_APLANE,
+					       t + 2 * RBLN_AMX_APLANE);
+		}
 	}
-	for (r = 0; r < nr; r++)
-		rbln_amx_split(a + (u64)(r0 + r) * lda, kc,
-			       st->a + r * st->lda,
-			       st->a + plane + r * st->lda,
-			       st->a + 2 * plane + r * st->lda);
+}
+
+/*
+ * Ask for @n rows of activations from @r0 (below @nrows, @kc floats each,
+ * @lda apart) into L2 (no result depends on it): the next row tile's,
+ * a few rows per block of tiles, so that the split does not wait on them
+ * (the rows are too far apart for the hardware prefetcher) and the
+ * prefetches do not fill the queue of misses all at once.
+ */
+static void rbln_amx_prefetch_a(const float *a, u64 lda, u32 r0, u32 nrows,
+				u32 kc, u32 n)
+{
+	u32 r, k;
+
+	for (r = r0; r < nrows && r < r0 + n; r++)
+		for (k = 0; k < kc; k += 16)
+			__builtin_prefetch(a + r * lda + k, 0, 2);
 }
 
 /*
  * Panels [p, p + np) of the call's [p0, p1) over k in [k0, k0 + kc) into
- * their staged B blocks, the next two panels asked for meanwhile.
+ * their staged B blocks, the next @np panels asked for meanwhile.
  */
 static void rbln_amx_stage_b(struct rbln_amx_call *st,
 			     const struct rbln_model_mm *mm, u32 p0, u32 p,
@@ -623,7 +644,7 @@ static void rbln_amx_stage_b(struct rbln_amx_call *st,
 	for (j = p; j < p + np; j++)
 		rbln_amx_pack_panel(mm, j, k0, kc,
 				    st->b + (j - p0) * RBLN_AMX_BPANEL);
-	for (j = p + np; j < p1 && j < p + np + 2; j++)
+	for (j = p + np; j < p1 && j < p + 2 * np; j++)
 		rbln_amx_prefetch_panel(mm, j, k0, kc);
 }
 
@@ -634,77 +655,70 @@ static void rbln_amx_stage_b(struct rbln_amx_call *st,
  */
 static inline RBLN_OS_INLINE void
 rbln_amx_tiles(struct rbln_amx_call *st, const struct rbln_amx_out *o,
-	       const u32 *b, u32 rt, u32 nr, u32 np, u32 kc, bool zero)
+	       const u32 *b, u32 rt, u32 np, u32 kc, bool zero)
 {
-	u32 r, j;
+	u32 j;
 
-	for (r = 0; r < nr; r++)
-		for (j = 0; j < np; j++)
-			rbln_amx_c_in(&o[j], 2 * r + j, rt + r, zero, st->c);
-	if (nr == 2 && np == 2)
-		rbln_amx_block(st, b, kc, true, true);
-	else if (nr == 2)
-		rbln_amx_block(st, b, kc, true, false);
+	for (j = 0; j < np; j++)
+		rbln_amx_c_in(&o[j], j, rt, zero, st->c);
+	if (np == 3)
+		rbln_amx_block(st, b, kc, 3);
 	else if (np == 2)
-		rbln_amx_block(st, b, kc, false, true);
+		rbln_amx_block(st, b, kc, 2);
 	else
-		rbln_amx_block(st, b, kc, false, false);
-	for (r = 0; r < nr; r++)
-		for (j = 0; j < np; j++)
-			rbln_amx_c_out(&o[j], 2 * r + j, rt + r, st->c);
+		rbln_amx_block(st, b, kc, 1);
+	for (j = 0; j < np; j++)
+		rbln_amx_c_out(&o[j], j, rt, st->c);
 }
 
 /*
  * Rows [m0, m1) times panels [p0, p1) (at most RBLN_AMX_PG) over k in
  * [k0, k1) (at most RBLN_AMX_KMAX), bf16 weights; the tiles hold
  * @cfg_rows rows (16, or all rows when fewer). Each panel's B blocks are
- * repacked once for all row tiles, while the first row pair meets them
- * (the next pair prefetched meanwhile, so the weights' reads overlap
- * tile work). Each pair of row tiles then runs the whole k range in runs
- * of RBLN_AMX_KA, each run's A parts split just before its products
- * (they stay in L1 while all panels pass): between two runs the C tiles
- * of one row pair (64 KiB) go through memory, not those of all rows,
- * which the outputs' long rows would spread over few cache sets.
+ * repacked once for all row tiles, while the first row tile meets them
+ * (the next panels prefetched meanwhile, so the weights' reads overlap
+ * tile work). Each row tile is split into its A parts just before its
+ * products (they stay in L1 while all panels pass) and runs the call's
+ * whole k range, so that between calls only one row tile's C tiles
+ * (32 KiB) go through memory, not those of all rows, which the outputs'
+ * long rows (powers of two apart) would spread over few cache sets.
  */
 static RBLN_AMX_ATTR void
 rbln_amx_mm_rows(struct rbln_amx_call *st, const struct rbln_model_mm *mm,
 		 u64 m0, u64 m1, u32 p0, u32 p1, u32 k0, u32 k1, u32 cfg_rows)
 {
-	struct rbln_amx_out o[2];
+	struct rbln_amx_out o[3];
 	u32 nrows = (u32)(m1 - m0), kc = k1 - k0;
 	u32 tiles = (nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
+	bool zero = k0 == 0 && !mm->accumulate;
 	const float *a = (const float *)mm->a + m0 * mm->k + k0;
-	u32 p, j, rt, np, nr, ka, kac, rows;
-	bool zero;
+	/* Rows of the next row tile to prefetch per block of panels. */
+	u32 pfn = RBLN_AMX_ROWS / ((p1 - p0 + 2) / 3) + 1;
+	u32 p, j, rt, np, pf;
 
-	for (j = 0; j < 2; j++) {
+	for (j = 0; j < 3; j++) {
 		o[j].ldc = mm->n;
 		o[j].nrows = nrows;
 	}
-	for (rt = 0; rt < tiles; rt += nr) {
-		nr = tiles - rt >= 2 ? 2 : 1;
-		rows = nrows - rt * RBLN_AMX_ROWS;
-		if (rows > nr * RBLN_AMX_ROWS)
-			rows = nr * RBLN_AMX_ROWS;
-		for (ka = 0; ka < kc; ka += kac) {
-			kac = kc - ka < RBLN_AMX_KA ? kc - ka : RBLN_AMX_KA;
-			zero = k0 + ka == 0 && !mm->accumulate;
-			st->lda = (kac + RBLN_AMX_KB - 1) / RBLN_AMX_KB *
-				  RBLN_AMX_KB;
-			rbln_amx_stage_a(st, a + ka, mm->k, rt * RBLN_AMX_ROWS,
-					 rows, kac, cfg_rows == RBLN_AMX_ROWS);
-			for (p = p0; p < p1; p += np) {
-				np = p1 - p >= 2 ? 2 : 1;
-				if (rt == 0 && ka == 0)
-					rbln_amx_stage_b(st, mm, p0, p, np, p1,
-							 k0, kc);
-				for (j = 0; j < np; j++)
-					rbln_amx_out_panel(&o[j], mm, m0, p + j,
-							   cfg_rows);
-				rbln_amx_tiles(st, o, st->b + (p - p0) *
-					       RBLN_AMX_BPANEL + ka * 8,
-					       rt, nr, np, kac, zero);
-			}
+	for (rt = 0; rt < tiles; rt++) {
+		rbln_amx_stage_a(st, a, mm->k, rt * RBLN_AMX_ROWS,
+				 nrows - rt * RBLN_AMX_ROWS < RBLN_AMX_ROWS ?
+				 nrows - rt * RBLN_AMX_ROWS : RBLN_AMX_ROWS,
+				 kc, cfg_rows == RBLN_AMX_ROWS);
+		pf = (rt + 1) * RBLN_AMX_ROWS;
+		for (p = p0; p < p1; p += np) {
+			np = p1 - p >= 3 ? 3 : p1 - p;
+			if (rt == 0)
+				rbln_amx_stage_b(st, mm, p0, p, np, p1, k0, kc);
+			for (j = 0; j < np; j++)
+				rbln_amx_out_panel(&o[j], mm, m0, p + j,
+						   cfg_rows);
+			if (pf < nrows)
+				rbln_amx_prefetch_a(a, mm->k, pf, nrows, kc,
+						    pfn);
+			pf += pfn;
+			rbln_amx_tiles(st, o, st->b + (p - p0) *
+				       RBLN_AMX_BPANEL, rt, np, kc, zero);
 		}
 	}
 }
