@@ -48,7 +48,7 @@
 /*
  * k steps staged at once (a bracket of exec_mm.c runs up to 1024, in
  * runs of this many): the B blocks of all the call's panels over them
- * (256 KiB, L2) and one row tile's A parts (24 KiB, L1).
+ * (256 KiB, L2) and one row tile's A parts (24 KiB, L1; and the next's).
  */
 #define RBLN_AMX_KMAX	256U
 
@@ -375,8 +375,9 @@ static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
 
 /**
  * struct rbln_amx_call - one call's operands, staged for the tiles
- * @a: the A parts of one row tile: [part][k block][row][32 k], k padded
- *	to whole blocks and rows to a whole tile with zeros
+ * @a: the A parts of two row tiles, the one the tiles run and the next:
+ *	[part][k block][row][32 k], k padded to whole blocks and rows to a
+ *	whole tile with zeros
  * @b: the B blocks of all the call's panels over its k range, repacked
  *	once for all its row tiles (a tile load right after the stores
  *	that wrote its data waits for them: the panels that the first row
@@ -384,13 +385,13 @@ static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
  * @c: a C tile through memory, for partial tiles
  */
 struct rbln_amx_call {
-	u16 a[RBLN_AMX_PARTS * RBLN_AMX_APLANE] RBLN_AMX_ALIGNED;
+	u16 a[2][RBLN_AMX_PARTS * RBLN_AMX_APLANE] RBLN_AMX_ALIGNED;
 	u32 b[RBLN_AMX_PG * RBLN_AMX_BPANEL] RBLN_AMX_ALIGNED;
 	float c[RBLN_AMX_ROWS * 16] RBLN_AMX_ALIGNED;
 };
 
 /*
- * A call's staging (281 KiB) lives on the stack of the engine thread that
+ * A call's staging (305 KiB) lives on the stack of the engine thread that
  * runs it (rbln_model_mm_amx()): the emulated home runs the model only on
  * its own engine threads, whose stacks it sizes (RBLN_MODEL_EMUL_STACK,
  * 512 KiB, of at least 1 MiB). No static TLS: every thread of the process
@@ -539,8 +540,8 @@ static inline u64 rbln_amx_a_tile(u32 kb)
 }
 
 /*
- * One block of C tiles: the staged row tile times the @np (1-3) staged
- * panels from @b, tmm0-2. Per k block the B blocks go into tmm3-5 once;
+ * One block of C tiles: the row tile staged at @at times the @np (1-3)
+ * staged panels from @b, tmm0-2. Per k block the B blocks go into tmm3-5 once;
  * then per part (hi, mid, lo: each element's fixed order) the A tile
  * into tmm6 or tmm7 (alternating, so that a load need not wait for the
  * products reading the other) and up to three dot products that do not
@@ -550,14 +551,14 @@ static inline u64 rbln_amx_a_tile(u32 kb)
  * only take 128 k steps per visit.
  */
 static inline RBLN_OS_INLINE void
-rbln_amx_block(const struct rbln_amx_call *st, const u32 *b, u32 kc, u32 np)
+rbln_amx_block(const u16 *at, const u32 *b, u32 kc, u32 np)
 {
 	const u32 *b1 = b + RBLN_AMX_BPANEL, *b2 = b1 + RBLN_AMX_BPANEL;
 	const u16 *a;
 	u32 kb;
 
 	for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
-		a = st->a + rbln_amx_a_tile(kb);
+		a = at + rbln_amx_a_tile(kb);
 		RBLN_AMX_LOAD(3, b + kb * 8, 64);
 		if (np > 1)
 			RBLN_AMX_LOAD(4, b1 + kb * 8, 64);
@@ -585,21 +586,21 @@ rbln_amx_block(const struct rbln_amx_call *st, const u32 *b, u32 kc, u32 np)
 }
 
 /*
- * Rows [r0, r0 + nr) (at most 16) of the call's rows (starting at @a,
- * @lda floats apart) into the staged A parts, k steps [0, kc): the
- * padding the tiles read is zero (k past kc; rows past nr where whole
- * tiles of 16 rows are read).
+ * Rows [rb, re) of a row tile into its A parts at @at: the tile's @nr
+ * rows (at most 16) start at row @r0 of @a, @lda floats apart, k steps
+ * [0, kc); the padding the tiles read is zero (k past kc; rows from nr
+ * up to re where whole tiles of 16 rows are read).
  */
-static RBLN_AMX_ATTR void rbln_amx_stage_a(struct rbln_amx_call *st,
-					   const float *a, u64 lda, u32 r0,
-					   u32 nr, u32 kc, bool whole_tiles)
+static RBLN_AMX_ATTR void rbln_amx_stage_a(u16 *at, const float *a, u64 lda,
+					   u32 r0, u32 nr, u32 kc, u32 rb,
+					   u32 re)
 {
-	u32 r, part, kb, n, end = whole_tiles ? RBLN_AMX_ROWS : nr;
+	u32 r, part, kb, n;
 	u16 *t;
 
-	for (r = 0; r < end; r++) {
+	for (r = rb; r < re; r++) {
 		for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
-			t = st->a + rbln_amx_a_tile(kb) + r * RBLN_AMX_KB;
+			t = at + rbln_amx_a_tile(kb) + r * RBLN_AMX_KB;
 			n = r >= nr ? 0 : kc - kb < RBLN_AMX_KB ? kc - kb :
 			    RBLN_AMX_KB;
 			if (n < RBLN_AMX_KB)
@@ -612,23 +613,6 @@ static RBLN_AMX_ATTR void rbln_amx_stage_a(struct rbln_amx_call *st,
 					       t + 2 * RBLN_AMX_APLANE);
 		}
 	}
-}
-
-/*
- * Ask for @n rows of activations from @r0 (below @nrows, @kc floats each,
- * @lda apart) into L2 (no result depends on it): the next row tile's,
- * a few rows per block of tiles, so that the split does not wait on them
- * (the rows are too far apart for the hardware prefetcher) and the
- * prefetches do not fill the queue of misses all at once.
- */
-static void rbln_amx_prefetch_a(const float *a, u64 lda, u32 r0, u32 nrows,
-				u32 kc, u32 n)
-{
-	u32 r, k;
-
-	for (r = r0; r < nrows && r < r0 + n; r++)
-		for (k = 0; k < kc; k += 16)
-			__builtin_prefetch(a + r * lda + k, 0, 2);
 }
 
 /*
@@ -649,24 +633,24 @@ static void rbln_amx_stage_b(struct rbln_amx_call *st,
 }
 
 /*
- * The C tiles of row tiles [rt, rt + nr) times the @np panels of @o
- * (from their output, or zero), the staged A parts times the B blocks at
- * @b over @kc k steps added, stored back.
+ * The C tiles of row tile @rt times the @np panels of @o (from their
+ * output, or zero), the A parts at @at times the B blocks at @b over @kc
+ * k steps added, stored back.
  */
 static inline RBLN_OS_INLINE void
 rbln_amx_tiles(struct rbln_amx_call *st, const struct rbln_amx_out *o,
-	       const u32 *b, u32 rt, u32 np, u32 kc, bool zero)
+	       const u16 *at, const u32 *b, u32 rt, u32 np, u32 kc, bool zero)
 {
 	u32 j;
 
 	for (j = 0; j < np; j++)
 		rbln_amx_c_in(&o[j], j, rt, zero, st->c);
 	if (np == 3)
-		rbln_amx_block(st, b, kc, 3);
+		rbln_amx_block(at, b, kc, 3);
 	else if (np == 2)
-		rbln_amx_block(st, b, kc, 2);
+		rbln_amx_block(at, b, kc, 2);
 	else
-		rbln_amx_block(st, b, kc, 1);
+		rbln_amx_block(at, b, kc, 1);
 	for (j = 0; j < np; j++)
 		rbln_amx_c_out(&o[j], j, rt, st->c);
 }
@@ -677,11 +661,14 @@ rbln_amx_tiles(struct rbln_amx_call *st, const struct rbln_amx_out *o,
  * @cfg_rows rows (16, or all rows when fewer). Each panel's B blocks are
  * repacked once for all row tiles, while the first row tile meets them
  * (the next panels prefetched meanwhile, so the weights' reads overlap
- * tile work). Each row tile is split into its A parts just before its
- * products (they stay in L1 while all panels pass) and runs the call's
- * whole k range, so that between calls only one row tile's C tiles
- * (32 KiB) go through memory, not those of all rows, which the outputs'
- * long rows (powers of two apart) would spread over few cache sets.
+ * tile work). Each row tile runs the call's whole k range with its A
+ * parts in L1 while all panels pass, so that between calls only one row
+ * tile's C tiles (32 KiB) go through memory, not those of all rows,
+ * which the outputs' long rows (powers of two apart) would spread over
+ * few cache sets. The next row tile's A parts are split into the other
+ * half of @st->a a few rows after each block of tiles: the vector unit
+ * splits (and waits on the activations' loads) while the tile unit
+ * still runs the products just issued.
  */
 static RBLN_AMX_ATTR void
 rbln_amx_mm_rows(struct rbln_amx_call *st, const struct rbln_model_mm *mm,
@@ -692,20 +679,26 @@ rbln_amx_mm_rows(struct rbln_amx_call *st, const struct rbln_model_mm *mm,
 	u32 tiles = (nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
 	bool zero = k0 == 0 && !mm->accumulate;
 	const float *a = (const float *)mm->a + m0 * mm->k + k0;
-	/* Rows of the next row tile to prefetch per block of panels. */
-	u32 pfn = RBLN_AMX_ROWS / ((p1 - p0 + 2) / 3) + 1;
-	u32 p, j, rt, np, pf;
+	/* Rows of the next row tile to split per block of panels. */
+	u32 step = RBLN_AMX_ROWS / ((p1 - p0 + 2) / 3) + 1;
+	u32 p, j, rt, np, cur = 0, nr, end, r;
 
 	for (j = 0; j < 3; j++) {
 		o[j].ldc = mm->n;
 		o[j].nrows = nrows;
 	}
-	for (rt = 0; rt < tiles; rt++) {
-		rbln_amx_stage_a(st, a, mm->k, rt * RBLN_AMX_ROWS,
-				 nrows - rt * RBLN_AMX_ROWS < RBLN_AMX_ROWS ?
-				 nrows - rt * RBLN_AMX_ROWS : RBLN_AMX_ROWS,
-				 kc, cfg_rows == RBLN_AMX_ROWS);
-		pf = (rt + 1) * RBLN_AMX_ROWS;
+	nr = nrows < RBLN_AMX_ROWS ? nrows : RBLN_AMX_ROWS;
+	rbln_amx_stage_a(st->a[0], a, mm->k, 0, nr, kc, 0,
+			 cfg_rows == RBLN_AMX_ROWS ? RBLN_AMX_ROWS : nr);
+	for (rt = 0; rt < tiles; rt++, cur ^= 1) {
+		/* The next row tile, split while the tiles run this one. */
+		nr = 0;
+		if (rt + 1 < tiles)
+			nr = nrows - (rt + 1) * RBLN_AMX_ROWS;
+		if (nr > RBLN_AMX_ROWS)
+			nr = RBLN_AMX_ROWS;
+		end = nr && cfg_rows == RBLN_AMX_ROWS ? RBLN_AMX_ROWS : nr;
+		r = 0;
 		for (p = p0; p < p1; p += np) {
 			np = p1 - p >= 3 ? 3 : p1 - p;
 			if (rt == 0)
@@ -713,13 +706,20 @@ rbln_amx_mm_rows(struct rbln_amx_call *st, const struct rbln_model_mm *mm,
 			for (j = 0; j < np; j++)
 				rbln_amx_out_panel(&o[j], mm, m0, p + j,
 						   cfg_rows);
-			if (pf < nrows)
-				rbln_amx_prefetch_a(a, mm->k, pf, nrows, kc,
-						    pfn);
-			pf += pfn;
-			rbln_amx_tiles(st, o, st->b + (p - p0) *
+			rbln_amx_tiles(st, o, st->a[cur], st->b + (p - p0) *
 				       RBLN_AMX_BPANEL, rt, np, kc, zero);
+			if (r < end) {
+				rbln_amx_stage_a(st->a[cur ^ 1], a, mm->k,
+						 (rt + 1) * RBLN_AMX_ROWS, nr,
+						 kc, r, r + step < end ?
+						 r + step : end);
+				r += step;
+			}
 		}
+		if (r < end)
+			rbln_amx_stage_a(st->a[cur ^ 1], a, mm->k,
+					 (rt + 1) * RBLN_AMX_ROWS, nr, kc, r,
+					 end);
 	}
 }
 
