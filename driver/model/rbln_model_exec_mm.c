@@ -12,10 +12,10 @@
  * disables preemption.
  *
  * A variant with a tile kernel (amx, emulated home only, where brackets
- * cost nothing) runs the commands it takes in pieces of fewer rows and more
- * panels, one call per k block: each call splits its rows of A into bf16
- * parts once for all its panels, and that split costs as much as the
- * tiles' work on 128 columns.
+ * cost nothing) runs the commands it takes in larger pieces, one call per
+ * k block: each call splits its rows of A into bf16 parts once for all
+ * its panels (that split costs as much as the tiles' work on 128
+ * columns) and repacks its panels' weights once for all its rows.
  */
 
 #include "rbln_model_internal.h"
