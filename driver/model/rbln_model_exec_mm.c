@@ -12,10 +12,10 @@
  * disables preemption.
  *
  * A variant with a tile kernel (amx, emulated home only, where brackets
- * cost nothing) runs the commands it takes in pieces of fewer rows and more
- * panels, one call per k block: each call splits its rows of A into bf16
- * parts once for all its panels, and that split costs as much as the
- * tiles' work on 128 columns.
+ * cost nothing) runs the commands it takes in larger pieces, one call per
+ * k block: each call splits its rows of A into bf16 parts once for all
+ * its panels (that split costs as much as the tiles' work on 128
+ * columns) and repacks its panels' weights once for all its rows.
  */
 
 #include "rbln_model_internal.h"
@@ -31,14 +31,17 @@
 #define RBLN_MODEL_MM_KC_STREAM	1024U
 #define RBLN_MODEL_MM_STREAM_ROWS	16U
 /*
- * The tile kernel's pieces: 128 rows (a prompt's chunk: its weights are
- * read and repacked once) times up to 32 panels (512 columns), fewer
- * panels while that leaves an engine without a piece; one call per k
- * block covers the whole piece. Measured on the 16-core Sapphire Rapids:
- * with 8 panels a 128-row MATMUL of N = 2048 ran at 1180 GFLOP/s, with 32
- * and N = 8192 at 1727 (the split of A is worth amortizing); pieces of
- * 128 rows rather than 64 took prefill from 468 to 490 tok/s.
+ * The tile kernel's pieces: up to 512 rows (a prompt's chunk: the more
+ * rows a piece has, the fewer times its weights are read and repacked)
+ * times up to 32 panels (512 columns: the more, the fewer times its rows
+ * of A are split); while that leaves an engine without a piece, fewer
+ * rows down to 128, then fewer panels down to 8. One call per k block
+ * covers the whole piece. Measured on the 16-core Sapphire Rapids: with 8
+ * panels a 128-row MATMUL of N = 2048 ran at 1180 GFLOP/s, with 32 and
+ * N = 8192 at 1727 (the split of A is worth amortizing); pieces of 128
+ * rows rather than 64 took prefill from 468 to 490 tok/s.
  */
+#define RBLN_MODEL_MM_TILE_MB_MAX	512U
 #define RBLN_MODEL_MM_TILE_MB	128U
 #define RBLN_MODEL_MM_TILE_PG	32U
 /* Fewest multiply-adds worth waking another engine for (~20 us). */
@@ -132,15 +135,22 @@ static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 	if (kern->mm_tiles && job->mm.dtype == RBLN_DTYPE_BF16 &&
 	    job->mm.m >= kern->mm_tiles_min_rows) {
 		job->fn = kern->mm_tiles;
-		job->mb = RBLN_MODEL_MM_TILE_MB;
-		job->msub = RBLN_MODEL_MM_TILE_MB;
-		mblocks = (job->mm.m + job->mb - 1) / job->mb;
-		for (job->pg = RBLN_MODEL_MM_TILE_PG;
-		     job->pg > RBLN_MODEL_MM_PG &&
-		     mblocks * ((job->panels + job->pg - 1) / job->pg) <
-		     engines;
-		     job->pg /= 2)
-			;
+		job->mb = RBLN_MODEL_MM_TILE_MB_MAX;
+		job->pg = RBLN_MODEL_MM_TILE_PG;
+		for (;;) {
+			mblocks = (job->mm.m + job->mb - 1) / job->mb;
+			if (mblocks * ((job->panels + job->pg - 1) / job->pg) >=
+			    engines)
+				break;
+			if (job->mb > RBLN_MODEL_MM_TILE_MB &&
+			    job->mb / 2 < job->mm.m)
+				job->mb /= 2;
+			else if (job->pg > RBLN_MODEL_MM_PG)
+				job->pg /= 2;
+			else
+				break;
+		}
+		job->msub = job->mb;
 	}
 	if (job->fn == kern->mm && job->mm.m <= RBLN_MODEL_MM_STREAM_ROWS)
 		while (job->pg > RBLN_MODEL_MM_STREAM_PG &&

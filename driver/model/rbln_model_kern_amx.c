@@ -44,19 +44,18 @@
 #define RBLN_AMX_KB	32U	/* k per tile block: 16 pairs of bf16 */
 #define RBLN_AMX_ROWS	16U	/* rows of a tile */
 #define RBLN_AMX_PARTS	3U	/* bf16 parts of an activation */
-#define RBLN_AMX_RT	8U	/* row tiles of one call: 128 rows (exec_mm.c) */
+#define RBLN_AMX_PG	32U	/* panels staged at once: 512 columns (exec_mm.c) */
 /*
  * k steps staged at once (a bracket of exec_mm.c runs up to 1024, in
- * runs of this many): bounds the staging below to 105 KiB, and a row
- * pair's A parts (24 KiB) stay in L1 while the panel pairs pass.
+ * runs of this many): the B blocks of all the call's panels over them
+ * (256 KiB, L2) and one row tile's A parts (24 KiB, L1; and the next's).
  */
-#define RBLN_AMX_KMAX	128U
+#define RBLN_AMX_KMAX	256U
 
 /* u32 words of one panel's B blocks over RBLN_AMX_KMAX k steps. */
 #define RBLN_AMX_BPANEL	(RBLN_AMX_KMAX / 2 * 16)
-/* The A parts of one call: rows x k, zero padded to whole tiles. */
-#define RBLN_AMX_ABUF	(RBLN_AMX_PARTS * RBLN_AMX_RT * RBLN_AMX_ROWS * \
-			 RBLN_AMX_KMAX)
+/* bf16 elements of one part of one row tile over RBLN_AMX_KMAX k steps. */
+#define RBLN_AMX_APLANE	(RBLN_AMX_ROWS * RBLN_AMX_KMAX)
 
 #define rbln_amx_vu	u32 __attribute__((vector_size(64)))
 #define rbln_amx_vf	float __attribute__((vector_size(64)))
@@ -82,8 +81,8 @@ struct rbln_amx_cfg {
 } RBLN_AMX_ALIGNED;
 
 /*
- * tmm0..3: C tiles of @rows rows; tmm4, tmm5: A parts of @rows rows;
- * tmm6, tmm7: B blocks (16 k pairs). Fewer than 16 rows (a decode batch)
+ * tmm0..2: C tiles of @rows rows; tmm3..5: B blocks (16 k pairs);
+ * tmm6, tmm7: A parts of @rows rows. Fewer than 16 rows (a decode batch)
  * make the tile loads and dot products shorter.
  */
 static void rbln_amx_config(u32 rows)
@@ -95,7 +94,7 @@ static void rbln_amx_config(u32 rows)
 	cfg.palette = 1;
 	for (t = 0; t < 8; t++) {
 		cfg.colsb[t] = 64;
-		cfg.rows[t] = t >= 6 ? RBLN_AMX_KB / 2 : rows;
+		cfg.rows[t] = t >= 3 && t < 6 ? RBLN_AMX_KB / 2 : rows;
 	}
 	__asm__ volatile("ldtilecfg %0" : : "m"(cfg));
 }
@@ -376,26 +375,26 @@ static void rbln_amx_pack_b_rm(const struct rbln_model_mm *mm, u32 p, u32 k,
 
 /**
  * struct rbln_amx_call - one call's operands, staged for the tiles
- * @a: the A parts: [part][row][k], rows padded to whole tiles and k to
- *	whole blocks with zeros
- * @lda: bf16 elements between rows of @a
- * @b: the B blocks of two panels' k range, repacked before the tiles
- *	load them (a tile load right after the stores that wrote its data
- *	waits for them)
+ * @a: the A parts of two row tiles, the one the tiles run and the next:
+ *	[part][k block][row][32 k], k padded to whole blocks and rows to a
+ *	whole tile with zeros
+ * @b: the B blocks of all the call's panels over its k range, repacked
+ *	once for all its row tiles (a tile load right after the stores
+ *	that wrote its data waits for them: the panels that the first row
+ *	tile meets are repacked just before, the rest are ready)
  * @c: a C tile through memory, for partial tiles
  */
 struct rbln_amx_call {
-	u16 a[RBLN_AMX_ABUF];
-	u64 lda;
-	u32 b[2 * RBLN_AMX_BPANEL] RBLN_AMX_ALIGNED;
+	u16 a[2][RBLN_AMX_PARTS * RBLN_AMX_APLANE] RBLN_AMX_ALIGNED;
+	u32 b[RBLN_AMX_PG * RBLN_AMX_BPANEL] RBLN_AMX_ALIGNED;
 	float c[RBLN_AMX_ROWS * 16] RBLN_AMX_ALIGNED;
 };
 
 /*
- * A call's staging (105 KiB) lives on the stack of the engine thread that
+ * A call's staging (305 KiB) lives on the stack of the engine thread that
  * runs it (rbln_model_mm_amx()): the emulated home runs the model only on
  * its own engine threads, whose stacks it sizes (RBLN_MODEL_EMUL_STACK,
- * four times this or more). No static TLS: every thread of the process
+ * 512 KiB, of at least 1 MiB). No static TLS: every thread of the process
  * would carry it.
  */
 
@@ -532,112 +531,195 @@ static void rbln_amx_prefetch_panel(const struct rbln_model_mm *mm, u32 p,
 }
 
 /*
- * One block of C tiles: row tiles @rt and, with @two_rows, rt + 1, times
- * the staged panel 0 and, with @two_panels, panel 1: tmm0 = (rt, 0),
- * tmm1 = (rt, 1), tmm2 = (rt + 1, 0), tmm3 = (rt + 1, 1). Per k block the
- * B blocks go into tmm6/tmm7 once; then per part (hi, mid, lo: each
- * element's fixed order) the A tiles into tmm4/tmm5 and up to four dot
- * products that do not wait on each other, so the tile unit overlaps
- * them; a tile loaded serves two products.
+ * bf16 elements from a part's start to its A tile of k steps
+ * [kb, kb + 32): each tile's 16 rows of 64 bytes are contiguous.
+ */
+static inline u64 rbln_amx_a_tile(u32 kb)
+{
+	return (u64)kb * RBLN_AMX_ROWS;
+}
+
+/*
+ * One block of C tiles: the row tile staged at @at times the @np (1-3)
+ * staged panels from @b, tmm0-2. Per k block the B blocks go into tmm3-5 once;
+ * then per part (hi, mid, lo: each element's fixed order) the A tile
+ * into tmm6 or tmm7 (alternating, so that a load need not wait for the
+ * products reading the other) and up to three dot products that do not
+ * wait on each other, so the tile unit overlaps them. Each C tile goes
+ * through memory once per call (256 k steps: 24 products), where two
+ * row tiles by two panels, with A parts for two row tiles in L1, could
+ * only take 128 k steps per visit.
  */
 static inline RBLN_OS_INLINE void
-rbln_amx_block(const struct rbln_amx_call *st, u32 rt, u32 kc, u64 plane,
-	       bool two_rows, bool two_panels)
+rbln_amx_block(const u16 *at, const u32 *b, u32 kc, u32 np)
 {
-	const u16 *a = st->a + (u64)rt * RBLN_AMX_ROWS * st->lda;
-	const u16 *a1 = a + RBLN_AMX_ROWS * st->lda;
-	const u32 *b1 = st->b + RBLN_AMX_BPANEL;
-	u64 lda2 = st->lda * 2, off;
-	u32 kb, part;
+	const u32 *b1 = b + RBLN_AMX_BPANEL, *b2 = b1 + RBLN_AMX_BPANEL;
+	const u16 *a;
+	u32 kb;
 
 	for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
-		RBLN_AMX_LOAD(6, st->b + kb * 8, 64);
-		if (two_panels)
-			RBLN_AMX_LOAD(7, b1 + kb * 8, 64);
-		for (part = 0; part < RBLN_AMX_PARTS; part++) {
-			off = part * plane * st->lda + kb;
-			RBLN_AMX_LOAD(4, a + off, lda2);
-			if (two_rows)
-				RBLN_AMX_LOAD(5, a1 + off, lda2);
-			RBLN_AMX_DP(0, 4, 6);
-			if (two_panels)
-				RBLN_AMX_DP(1, 4, 7);
-			if (two_rows)
-				RBLN_AMX_DP(2, 5, 6);
-			if (two_rows && two_panels)
-				RBLN_AMX_DP(3, 5, 7);
+		a = at + rbln_amx_a_tile(kb);
+		RBLN_AMX_LOAD(3, b + kb * 8, 64);
+		if (np > 1)
+			RBLN_AMX_LOAD(4, b1 + kb * 8, 64);
+		if (np > 2)
+			RBLN_AMX_LOAD(5, b2 + kb * 8, 64);
+		RBLN_AMX_LOAD(6, a, 64);
+		RBLN_AMX_DP(0, 6, 3);
+		if (np > 1)
+			RBLN_AMX_DP(1, 6, 4);
+		if (np > 2)
+			RBLN_AMX_DP(2, 6, 5);
+		RBLN_AMX_LOAD(7, a + RBLN_AMX_APLANE, 64);
+		RBLN_AMX_DP(0, 7, 3);
+		if (np > 1)
+			RBLN_AMX_DP(1, 7, 4);
+		if (np > 2)
+			RBLN_AMX_DP(2, 7, 5);
+		RBLN_AMX_LOAD(6, a + 2 * RBLN_AMX_APLANE, 64);
+		RBLN_AMX_DP(0, 6, 3);
+		if (np > 1)
+			RBLN_AMX_DP(1, 6, 4);
+		if (np > 2)
+			RBLN_AMX_DP(2, 6, 5);
+	}
+}
+
+/*
+ * Rows [rb, re) of a row tile into its A parts at @at: the tile's @nr
+ * rows (at most 16) start at row @r0 of @a, @lda floats apart, k steps
+ * [0, kc); the padding the tiles read is zero (k past kc; rows from nr
+ * up to re where whole tiles of 16 rows are read).
+ */
+static RBLN_AMX_ATTR void rbln_amx_stage_a(u16 *at, const float *a, u64 lda,
+					   u32 r0, u32 nr, u32 kc, u32 rb,
+					   u32 re)
+{
+	u32 r, part, kb, n;
+	u16 *t;
+
+	for (r = rb; r < re; r++) {
+		for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
+			t = at + rbln_amx_a_tile(kb) + r * RBLN_AMX_KB;
+			n = r >= nr ? 0 : kc - kb < RBLN_AMX_KB ? kc - kb :
+			    RBLN_AMX_KB;
+			if (n < RBLN_AMX_KB)
+				for (part = 0; part < RBLN_AMX_PARTS; part++)
+					memset(t + part * RBLN_AMX_APLANE + n,
+					       0, (RBLN_AMX_KB - n) * 2);
+			if (n)
+				rbln_amx_split(a + (u64)(r0 + r) * lda + kb, n,
+					       t, t + RBLN_AMX_APLANE,
+					       t + 2 * RBLN_AMX_APLANE);
 		}
 	}
 }
 
 /*
- * Rows [m0, m1) (at most RBLN_AMX_RT tiles) times panels [p0, p1) over
- * k in [k0, k1) (at most RBLN_AMX_KMAX), bf16 weights; the tiles hold
- * @cfg_rows rows (16, or all rows when fewer). The A parts are split
- * once for all panels, each pair of panels' B blocks repacked once for
- * all row tiles.
+ * Panels [p, p + np) of the call's [p0, p1) over k in [k0, k0 + kc) into
+ * their staged B blocks, the next @np panels asked for meanwhile.
+ */
+static void rbln_amx_stage_b(struct rbln_amx_call *st,
+			     const struct rbln_model_mm *mm, u32 p0, u32 p,
+			     u32 np, u32 p1, u32 k0, u32 kc)
+{
+	u32 j;
+
+	for (j = p; j < p + np; j++)
+		rbln_amx_pack_panel(mm, j, k0, kc,
+				    st->b + (j - p0) * RBLN_AMX_BPANEL);
+	for (j = p + np; j < p1 && j < p + 2 * np; j++)
+		rbln_amx_prefetch_panel(mm, j, k0, kc);
+}
+
+/*
+ * The C tiles of row tile @rt times the @np panels of @o (from their
+ * output, or zero), the A parts at @at times the B blocks at @b over @kc
+ * k steps added, stored back.
+ */
+static inline RBLN_OS_INLINE void
+rbln_amx_tiles(struct rbln_amx_call *st, const struct rbln_amx_out *o,
+	       const u16 *at, const u32 *b, u32 rt, u32 np, u32 kc, bool zero)
+{
+	u32 j;
+
+	for (j = 0; j < np; j++)
+		rbln_amx_c_in(&o[j], j, rt, zero, st->c);
+	if (np == 3)
+		rbln_amx_block(at, b, kc, 3);
+	else if (np == 2)
+		rbln_amx_block(at, b, kc, 2);
+	else
+		rbln_amx_block(at, b, kc, 1);
+	for (j = 0; j < np; j++)
+		rbln_amx_c_out(&o[j], j, rt, st->c);
+}
+
+/*
+ * Rows [m0, m1) times panels [p0, p1) (at most RBLN_AMX_PG) over k in
+ * [k0, k1) (at most RBLN_AMX_KMAX), bf16 weights; the tiles hold
+ * @cfg_rows rows (16, or all rows when fewer). Each panel's B blocks are
+ * repacked once for all row tiles, while the first row tile meets them
+ * (the next panels prefetched meanwhile, so the weights' reads overlap
+ * tile work). Each row tile runs the call's whole k range with its A
+ * parts in L1 while all panels pass, so that between calls only one row
+ * tile's C tiles (32 KiB) go through memory, not those of all rows,
+ * which the outputs' long rows (powers of two apart) would spread over
+ * few cache sets. The next row tile's A parts are split into the other
+ * half of @st->a a few rows after each block of tiles: the vector unit
+ * splits (and waits on the activations' loads) while the tile unit
+ * still runs the products just issued.
  */
 static RBLN_AMX_ATTR void
 rbln_amx_mm_rows(struct rbln_amx_call *st, const struct rbln_model_mm *mm,
 		 u64 m0, u64 m1, u32 p0, u32 p1, u32 k0, u32 k1, u32 cfg_rows)
 {
-	struct rbln_amx_out o[2];
+	struct rbln_amx_out o[3];
 	u32 nrows = (u32)(m1 - m0), kc = k1 - k0;
 	u32 tiles = (nrows + RBLN_AMX_ROWS - 1) / RBLN_AMX_ROWS;
 	bool zero = k0 == 0 && !mm->accumulate;
 	const float *a = (const float *)mm->a + m0 * mm->k + k0;
-	u64 plane = (u64)RBLN_AMX_RT * RBLN_AMX_ROWS;
-	u32 r, p, part, j, rt, np, nr;
-	u16 *pad;
+	/* Rows of the next row tile to split per block of panels. */
+	u32 step = RBLN_AMX_ROWS / ((p1 - p0 + 2) / 3) + 1;
+	u32 p, j, rt, np, cur = 0, nr, end, r;
 
-	for (j = 0; j < 2; j++) {
+	for (j = 0; j < 3; j++) {
 		o[j].ldc = mm->n;
 		o[j].nrows = nrows;
 	}
-
-	st->lda = (kc + RBLN_AMX_KB - 1) / RBLN_AMX_KB * RBLN_AMX_KB;
-	/* The padding the tiles read: k past kc, rows past nrows. */
-	for (part = 0; part < RBLN_AMX_PARTS; part++) {
-		pad = st->a + part * plane * st->lda;
-		for (r = 0; r < nrows; r++)
-			memset(pad + r * st->lda + kc, 0, (st->lda - kc) * 2);
-		if (cfg_rows == RBLN_AMX_ROWS)
-			memset(pad + (u64)nrows * st->lda, 0,
-			       (u64)(tiles * RBLN_AMX_ROWS - nrows) *
-			       st->lda * 2);
-	}
-	for (r = 0; r < nrows; r++)
-		rbln_amx_split(a + r * mm->k, kc, st->a + r * st->lda,
-			       st->a + (plane + r) * st->lda,
-			       st->a + (2 * plane + r) * st->lda);
-	for (p = p0; p < p1; p += np) {
-		np = p1 - p >= 2 ? 2 : 1;
-		for (j = 0; j < np; j++) {
-			rbln_amx_pack_panel(mm, p + j, k0, kc,
-					    st->b + j * RBLN_AMX_BPANEL);
-			rbln_amx_out_panel(&o[j], mm, m0, p + j, cfg_rows);
+	nr = nrows < RBLN_AMX_ROWS ? nrows : RBLN_AMX_ROWS;
+	rbln_amx_stage_a(st->a[0], a, mm->k, 0, nr, kc, 0,
+			 cfg_rows == RBLN_AMX_ROWS ? RBLN_AMX_ROWS : nr);
+	for (rt = 0; rt < tiles; rt++, cur ^= 1) {
+		/* The next row tile, split while the tiles run this one. */
+		nr = 0;
+		if (rt + 1 < tiles)
+			nr = nrows - (rt + 1) * RBLN_AMX_ROWS;
+		if (nr > RBLN_AMX_ROWS)
+			nr = RBLN_AMX_ROWS;
+		end = nr && cfg_rows == RBLN_AMX_ROWS ? RBLN_AMX_ROWS : nr;
+		r = 0;
+		for (p = p0; p < p1; p += np) {
+			np = p1 - p >= 3 ? 3 : p1 - p;
+			if (rt == 0)
+				rbln_amx_stage_b(st, mm, p0, p, np, p1, k0, kc);
+			for (j = 0; j < np; j++)
+				rbln_amx_out_panel(&o[j], mm, m0, p + j,
+						   cfg_rows);
+			rbln_amx_tiles(st, o, st->a[cur], st->b + (p - p0) *
+				       RBLN_AMX_BPANEL, rt, np, kc, zero);
+			if (r < end) {
+				rbln_amx_stage_a(st->a[cur ^ 1], a, mm->k,
+						 (rt + 1) * RBLN_AMX_ROWS, nr,
+						 kc, r, r + step < end ?
+						 r + step : end);
+				r += step;
+			}
 		}
-		for (j = p + np; j < p1 && j < p + np + 2; j++)
-			rbln_amx_prefetch_panel(mm, j, k0, kc);
-		for (rt = 0; rt < tiles; rt += nr) {
-			nr = tiles - rt >= 2 ? 2 : 1;
-			for (r = 0; r < nr; r++)
-				for (j = 0; j < np; j++)
-					rbln_amx_c_in(&o[j], 2 * r + j, rt + r,
-						      zero, st->c);
-			if (nr == 2 && np == 2)
-				rbln_amx_block(st, rt, kc, plane, true, true);
-			else if (nr == 2)
-				rbln_amx_block(st, rt, kc, plane, true, false);
-			else if (np == 2)
-				rbln_amx_block(st, rt, kc, plane, false, true);
-			else
-				rbln_amx_block(st, rt, kc, plane, false, false);
-			for (r = 0; r < nr; r++)
-				for (j = 0; j < np; j++)
-					rbln_amx_c_out(&o[j], 2 * r + j, rt + r,
-						       st->c);
-		}
+		if (r < end)
+			rbln_amx_stage_a(st->a[cur ^ 1], a, mm->k,
+					 (rt + 1) * RBLN_AMX_ROWS, nr, kc, r,
+					 end);
 	}
 }
 
@@ -654,9 +736,8 @@ rbln_amx_mm_rows(struct rbln_amx_call *st, const struct rbln_model_mm *mm,
 void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 		       u32 p0, u32 p1, u32 k0, u32 k1)
 {
-	u64 step = (u64)RBLN_AMX_RT * RBLN_AMX_ROWS, m;
 	struct rbln_amx_call st;
-	u32 k, kn, rows;
+	u32 k, kn, p, pn, rows;
 
 	if (mm->dtype != RBLN_DTYPE_BF16) {
 		rbln_model_mm_avx512(mm, m0, m1, p0, p1, k0, k1);
@@ -666,10 +747,10 @@ void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 	rbln_amx_config(rows);
 	for (k = k0; k < k1; k = kn) {
 		kn = k1 - k > RBLN_AMX_KMAX ? k + RBLN_AMX_KMAX : k1;
-		for (m = m0; m < m1; m += step)
-			rbln_amx_mm_rows(&st, mm, m,
-					 m1 - m > step ? m + step : m1,
-					 p0, p1, k, kn, rows);
+		for (p = p0; p < p1; p = pn) {
+			pn = p1 - p > RBLN_AMX_PG ? p + RBLN_AMX_PG : p1;
+			rbln_amx_mm_rows(&st, mm, m0, m1, p, pn, k, kn, rows);
+		}
 	}
 	__asm__ volatile("tilerelease" : : : "memory");
 }
