@@ -71,6 +71,7 @@
  * @msub: rows per kernel call
  * @panels: 16-column panels of the output
  * @pgroups: groups of @pg panels
+ * @pieces: blocks of @mb rows times @pgroups
  */
 struct rbln_model_mm_job {
 	struct rbln_model_mm mm;
@@ -81,6 +82,7 @@ struct rbln_model_mm_job {
 	u32 msub;
 	u32 panels;
 	u32 pgroups;
+	u64 pieces;
 };
 
 static u64 rbln_model_min64(u64 a, u64 b)
@@ -157,6 +159,7 @@ static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 		       (job->panels + job->pg - 1) / job->pg < 2 * engines)
 			job->pg /= 2;
 	job->pgroups = (job->panels + job->pg - 1) / job->pg;
+	job->pieces = (job->mm.m + job->mb - 1) / job->mb * job->pgroups;
 }
 
 /*
@@ -203,7 +206,6 @@ int rbln_model_exec_matmul(const struct rbln_isa_matmul *c,
 	struct rbln_model_par par = {
 		.env = env, .ctx = &job, .kern = rbln_model_kernels(),
 	};
-	u64 mblocks;
 
 	if (!job.mm.c || !job.mm.a || !job.mm.w)
 		return -RBLN_EIO;
@@ -216,8 +218,7 @@ int rbln_model_exec_matmul(const struct rbln_isa_matmul *c,
 		job.mm.prefetch = rbln_model_prefetch_bytes(1);
 	job.panels = (c->n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;
 	rbln_model_mm_geometry(&job, par.kern, env->engines);
-	mblocks = (job.mm.m + job.mb - 1) / job.mb;
 	par.fn = rbln_model_mm_piece;
-	par.pieces = mblocks * job.pgroups;
+	par.pieces = job.pieces;
 	return rbln_model_par_run(&par, rbln_model_mm_min_pieces(&job));
 }

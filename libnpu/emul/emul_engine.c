@@ -21,23 +21,34 @@ static void run_on_device_node(struct emul_hw *hw)
 }
 
 /*
+ * Poll @counter for up to @spin_ns while it still reads @seen. Returns
+ * whether it moved.
+ */
+static bool poll_for_change(atomic_uint *counter, unsigned int seen,
+			    int64_t spin_ns)
+{
+	int64_t stop = npu_now_ns() + spin_ns;
+
+	for (unsigned int step = 0;
+	     atomic_load(counter) == seen && spin_ns > 0 &&
+	     npu_now_ns() < stop; step++)
+		emul_poll_step(step);
+	return atomic_load(counter) != seen;
+}
+
+/*
  * After a job, poll briefly for the next one before sleeping: a submitter
  * waiting for each job's fence then finds the engine awake. Called and
  * returns with hw->lock held.
  */
 static void spin_for_work(struct emul_hw *hw)
 {
-	int64_t spin_ns = hw->ctx->spin_ns;
 	unsigned int seen = atomic_load(&hw->kicks);
 
-	if (spin_ns <= 0)
+	if (hw->ctx->spin_ns <= 0)
 		return;
 	pthread_mutex_unlock(&hw->lock);
-	int64_t stop = npu_now_ns() + spin_ns;
-
-	for (unsigned int step = 0;
-	     atomic_load(&hw->kicks) == seen && npu_now_ns() < stop; step++)
-		emul_poll_step(step);
+	poll_for_change(&hw->kicks, seen, hw->ctx->spin_ns);
 	pthread_mutex_lock(&hw->lock);
 }
 
@@ -115,14 +126,10 @@ static void *helper_engine(void *arg)
 
 	run_on_device_node(hw);
 	for (;;) {
-		int64_t stop = npu_now_ns() + hw->ctx->split_spin_ns;
-		unsigned int step = 0;
 		bool stopping;
 
-		while (atomic_load(&hw->split_gen) == seen &&
-		       hw->ctx->split_spin_ns > 0 && npu_now_ns() < stop)
-			emul_poll_step(step++);
-		if (atomic_load(&hw->split_gen) != seen) {
+		if (poll_for_change(&hw->split_gen, seen,
+				    hw->ctx->split_spin_ns)) {
 			seen = atomic_load(&hw->split_gen);
 			join_split(hw);
 			continue;
