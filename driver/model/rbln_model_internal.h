@@ -40,9 +40,13 @@
 /*
  * Tokens ATTENTION scores at a time (online softmax rescales once per
  * tile): part of the numerics, so every piece of work starts on a tile
- * boundary of its partition.
+ * boundary of its partition. 32, not 16: a tile's maximum, exponentials
+ * and rescale of the partials are per tile, and with 16 tokens they took
+ * as long as the dot products (rbln-kbench, one engine: 7.8 GB/s at 16,
+ * 10.6 at 32, 10.4 at 64 and 10.7 at 128, before the tile's work was
+ * cut further).
  */
-#define RBLN_MODEL_ATTN_TILE		16U
+#define RBLN_MODEL_ATTN_TILE		32U
 
 /* Largest number of operands of one command (ATTENTION). */
 #define RBLN_MODEL_MAX_OPERANDS		7
@@ -238,6 +242,8 @@ struct rbln_model_mm {
  * @block_bytes: bytes of one cache block
  * @token_bytes: bytes from one token of a head to the next in a block
  * @head_bytes: bytes from one KV head of a token to the next
+ * @prefetch: bytes ahead of a head-major run to prefetch, 0 for none
+ *	(rbln_model_prefetch_bytes())
  */
 struct rbln_model_attn {
 	const struct rbln_isa_attention *cmd;
@@ -260,6 +266,7 @@ struct rbln_model_attn {
 	u64 block_bytes;
 	u64 token_bytes;
 	u64 head_bytes;
+	u32 prefetch;
 };
 
 /**

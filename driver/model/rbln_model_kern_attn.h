@@ -22,6 +22,14 @@
  * RBLN_K_AH at a time, so each key and value is loaded once for all of
  * them.
  *
+ * Within a tile, the scores of W tokens come out as one vector (lane t,
+ * token t) from a transposing tree of sums (rbln_k_attn_dots()); the
+ * maximum, the exponentials and the rescale follow per tile; then each
+ * token's values are loaded once for all heads into outputs held in
+ * registers (rbln_k_attn_values()). Runs of a head-major cache are
+ * prefetched &rbln_model_attn.prefetch bytes ahead: the hardware's
+ * prefetchers stop at each 4 KiB page of the runs.
+ *
  * Both cache layouts are read by the same code through three strides
  * (&struct rbln_model_attn): a token's place in a tile is
  * block * block_bytes + offset * token_bytes, its KV head's vector is
@@ -30,6 +38,14 @@
  */
 
 #define RBLN_K_AH	4U	/* query heads per pass over a tile */
+/*
+ * Output vectors per query head held in registers over a tile's values:
+ * RBLN_K_AH heads of them, plus as many value vectors, fit the 32 ZMM
+ * registers of AVX-512 with four, the 16 of AVX2 and SSE with two.
+ */
+#define RBLN_K_AV	(RBLN_K_W == 16 ? 4U : 2U)
+/* Levels of rbln_k_attn_scores()'s tree: log2(RBLN_K_W). */
+#define RBLN_K_LEVELS	(RBLN_K_W == 16 ? 4 : RBLN_K_W == 8 ? 3 : 2)
 
 /* float32 view of RBLN_K_W cache elements of a constant @dtype. */
 static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
@@ -45,7 +61,7 @@ RBLN_K(cache_load)(const u8 *p, u32 dtype)
 	if (dtype == RBLN_DTYPE_F16)
 		return RBLN_K(f16_load)(p);
 	memcpy(&h, p, sizeof(h));
-	return (RBLN_K_VF)(__builtin_convertvector(h, RBLN_K_VU) << 16);
+	return (RBLN_K_VF)(RBLN_K(widen16)(h) << 16);
 }
 
 /* e^x of one float, by the vector code (so it is the same function). */
@@ -116,76 +132,268 @@ RBLN_K(tile_prefetch)(const struct rbln_model_attn *at, const u64 *off,
 }
 
 /**
- * rbln_k_attn_tile() - fold one tile of tokens into the partials of
- *	@nh query heads of one row
+ * rbln_k_attn_dots() - the dot products of up to RBLN_K_W tokens' keys
+ *	with @nh query heads, over @nv vectors of head_dim
+ * @k: the keys' first element (the KV head, plus the chunk's offset)
+ * @off: the tokens' rows in the caches (rbln_k_tile_offsets())
+ * @q: the heads' query vectors, at the chunk
+ * @s: out: lane t of @s[j] is token t's product for head j
+ * @nh: heads, 1 to RBLN_K_AH, a constant where inlined
+ * @nt: tokens, 1 to RBLN_K_W
+ * @nv: vectors, 1 to RBLN_K_AV, a constant where inlined
+ * @pf: bytes ahead to prefetch each token's keys, 0 for none
+ * @dtype: the caches' type, a constant where inlined
+ *
+ * Each token's key is loaded once for all heads; a head's products are one
+ * chain of FMAs per token, whose lanes are then summed for all W tokens at
+ * once by a transposing tree (rbln_k_tsum()), built up as the tokens
+ * come, like a binary counter: no token waits for a horizontal sum of its
+ * own. Straight-line code: the tokens are unrolled, the vectors constant.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(attn_dots)(const u8 *k, const u64 *off, const float *const *q,
+		  RBLN_K_VF *s, u32 nh, u32 nt, u32 nv, u32 pf, u32 dtype)
+{
+	u32 es = rbln_model_dtype_size(dtype) * RBLN_K_W;
+	RBLN_K_VF pend[RBLN_K_AH][RBLN_K_LEVELS] RBLN_OS_UNINIT;
+	RBLN_K_VF acc[RBLN_K_AH] RBLN_OS_UNINIT, kv, qv;
+	u32 i, j, t, lv, n;
+
+	/* Dead stores where @nh is a constant; else what GCC can't follow. */
+#pragma GCC unroll 4
+	for (j = 0; j < RBLN_K_AH; j++) {
+		acc[j] = RBLN_K(zero)();
+#pragma GCC unroll 4
+		for (lv = 0; lv < RBLN_K_LEVELS; lv++)
+			pend[j][lv] = acc[j];
+	}
+#pragma GCC unroll 16
+	for (t = 0; t < RBLN_K_W; t++) {
+#pragma GCC unroll 4
+		for (j = 0; j < nh; j++)
+			acc[j] = RBLN_K(zero)();
+		if (t < nt) {
+			if (pf)
+#pragma GCC unroll 4
+				for (i = 0; i < nv * es; i += 64)
+					__builtin_prefetch(k + off[t] + i + pf);
+#pragma GCC unroll 4
+			for (i = 0; i < nv; i++) {
+				kv = RBLN_K(cache_load)(k + off[t] + i * es,
+							dtype);
+#pragma GCC unroll 4
+				for (j = 0; j < nh; j++) {
+					memcpy(&qv, q[j] + i * RBLN_K_W,
+					       sizeof(qv));
+					RBLN_K_MADD(acc[j], qv, kv);
+				}
+			}
+		}
+		/* Fold token t into each head's tree; t's bits say where. */
+#pragma GCC unroll 4
+		for (j = 0; j < nh; j++) {
+			kv = acc[j];
+#pragma GCC unroll 4
+			for (lv = 0, n = RBLN_K_W / 2; n; lv++, n /= 2) {
+				if (!(t >> lv & 1)) {
+					pend[j][lv] = kv;
+					break;
+				}
+				kv = RBLN_K(tsum)(pend[j][lv], kv, n);
+			}
+			if (!n)
+				s[j] = kv;
+		}
+	}
+}
+
+/*
+ * rbln_k_attn_dots() of one vector, for a head_dim that is not a multiple
+ * of RBLN_K_AV vectors: out of line, with its own stack frame (the tile
+ * functions' frames stay under the kernel's 2 KiB), the head count a
+ * variable.
+ */
+static RBLN_OS_NOINLINE RBLN_K_ATTR void
+RBLN_K(attn_dots1_bf16)(const u8 *k, const u64 *off, const float *const *q,
+			RBLN_K_VF *s, u32 nh, u32 nt, u32 pf)
+{
+	RBLN_K(attn_dots)(k, off, q, s, nh, nt, 1, pf, RBLN_DTYPE_BF16);
+}
+
+static RBLN_OS_NOINLINE RBLN_K_ATTR void
+RBLN_K(attn_dots1_f16)(const u8 *k, const u64 *off, const float *const *q,
+		       RBLN_K_VF *s, u32 nh, u32 nt, u32 pf)
+{
+	RBLN_K(attn_dots)(k, off, q, s, nh, nt, 1, pf, RBLN_DTYPE_F16);
+}
+
+static RBLN_OS_NOINLINE RBLN_K_ATTR void
+RBLN_K(attn_dots1_f32)(const u8 *k, const u64 *off, const float *const *q,
+		       RBLN_K_VF *s, u32 nh, u32 nt, u32 pf)
+{
+	RBLN_K(attn_dots)(k, off, q, s, nh, nt, 1, pf, RBLN_DTYPE_F32);
+}
+
+/**
+ * rbln_k_attn_scores() - the scores of up to RBLN_K_W tokens for @nh
+ *	query heads
+ * @at: the command
+ * @off: the tokens' rows in the caches (rbln_k_tile_offsets())
+ * @ho: the KV head's byte offset within a row
+ * @q: the heads' query vectors
+ * @s: out: lane t of @s[j] is token t's score for head j; lanes from @nt
+ *	on are -inf
+ * @nh: heads, 1 to RBLN_K_AH, a constant where inlined
+ * @nt: tokens, 1 to RBLN_K_W
+ * @dtype: the caches' type, a constant where inlined
+ *
+ * head_dim in chunks of RBLN_K_AV vectors (a 64-float head is one), then
+ * single vectors; the chunks' dot products are added in order.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(attn_scores)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
+		    const float *const *q, RBLN_K_VF *s, u32 nh, u32 nt,
+		    u32 dtype)
+{
+	const struct rbln_isa_attention *c = at->cmd;
+	const u8 *k = at->k_cache + ho;
+	u32 es = rbln_model_dtype_size(dtype);
+	RBLN_K_VF part[RBLN_K_AH] RBLN_OS_UNINIT, ninf;
+	const float *qd[RBLN_K_AH] = { NULL };
+	RBLN_K_VI lane;
+	float scale;
+	u32 d, j, t, nv;
+
+	memcpy(&scale, &c->scale, 4);
+#pragma GCC unroll 4
+	for (j = 0; j < nh; j++)
+		s[j] = RBLN_K(zero)();
+	for (d = 0; d < c->head_dim; d += nv * RBLN_K_W) {
+#pragma GCC unroll 4
+		for (j = 0; j < nh; j++)
+			qd[j] = q[j] + d;
+		nv = d + RBLN_K_AV * RBLN_K_W <= c->head_dim ? RBLN_K_AV : 1;
+		if (nv == RBLN_K_AV)
+			RBLN_K(attn_dots)(k + d * es, off, qd, part, nh, nt,
+					  RBLN_K_AV, at->prefetch, dtype);
+		else if (dtype == RBLN_DTYPE_BF16)
+			RBLN_K(attn_dots1_bf16)(k + d * es, off, qd, part, nh,
+						nt, at->prefetch);
+		else if (dtype == RBLN_DTYPE_F16)
+			RBLN_K(attn_dots1_f16)(k + d * es, off, qd, part, nh,
+					       nt, at->prefetch);
+		else
+			RBLN_K(attn_dots1_f32)(k + d * es, off, qd, part, nh,
+					       nt, at->prefetch);
+#pragma GCC unroll 4
+		for (j = 0; j < nh; j++)
+			s[j] = d ? s[j] + part[j] : part[j];
+	}
+	for (t = 0; t < RBLN_K_W; t++)
+		lane[t] = (s32)t;
+	ninf = RBLN_K_SPLAT(-__builtin_inff());
+#pragma GCC unroll 4
+	for (j = 0; j < nh; j++)
+		s[j] = RBLN_K(sel)(lane < (s32)nt, s[j] * scale, ninf);
+}
+
+/**
+ * rbln_k_attn_values() - fold a tile's values into @nv output vectors
+ *	of @nh heads' partials
+ * @at: the command
+ * @off: the tile's tokens' rows in the caches
+ * @ho: the KV head's byte offset within a row
+ * @p: the tokens' weights, RBLN_MODEL_ATTN_TILE per head
+ * @alpha: the heads' rescale factors for the partials
+ * @e: the heads' partials (m, l, o[head_dim])
+ * @nh: heads, 1 to RBLN_K_AH, a constant where inlined
+ * @nt: tokens
+ * @d: the first output element
+ * @nv: output vectors, 1 to RBLN_K_AV, a constant where inlined
+ * @dtype: the caches' type, a constant where inlined
+ *
+ * The outputs stay in registers over the tile; each token's value vectors
+ * are loaded once for all heads.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(attn_values)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
+		    const float *p, const float *alpha, float *const *e,
+		    u32 nh, u32 nt, u32 d, u32 nv, u32 dtype)
+{
+	const u8 *v = at->v_cache + ho + (u64)d * rbln_model_dtype_size(dtype);
+	u32 es = rbln_model_dtype_size(dtype) * RBLN_K_W;
+	RBLN_K_VF o[RBLN_K_AH][RBLN_K_AV] RBLN_OS_UNINIT;
+	RBLN_K_VF kv[RBLN_K_AV] RBLN_OS_UNINIT, pv;
+	u32 i, j, t;
+
+#pragma GCC unroll 4
+	for (j = 0; j < nh; j++) {
+		pv = RBLN_K_SPLAT(alpha[j]);
+#pragma GCC unroll 4
+		for (i = 0; i < nv; i++) {
+			memcpy(&o[j][i], e[j] + 2 + d + i * RBLN_K_W,
+			       sizeof(o[j][i]));
+			o[j][i] = o[j][i] * pv;
+		}
+	}
+	for (t = 0; t < nt; t++) {
+		if (at->prefetch)
+			for (i = 0; i < nv * es; i += 64)
+				__builtin_prefetch(v + off[t] + i + at->prefetch);
+#pragma GCC unroll 4
+		for (i = 0; i < nv; i++)
+			kv[i] = RBLN_K(cache_load)(v + off[t] + i * es, dtype);
+#pragma GCC unroll 4
+		for (j = 0; j < nh; j++) {
+			pv = RBLN_K_SPLAT(p[j * RBLN_MODEL_ATTN_TILE + t]);
+#pragma GCC unroll 4
+			for (i = 0; i < nv; i++)
+				RBLN_K_MADD(o[j][i], pv, kv[i]);
+		}
+	}
+#pragma GCC unroll 4
+	for (j = 0; j < nh; j++)
+#pragma GCC unroll 4
+		for (i = 0; i < nv; i++)
+			memcpy(e[j] + 2 + d + i * RBLN_K_W, &o[j][i],
+			       sizeof(o[j][i]));
+}
+
+/**
+ * rbln_k_attn_weights() - a tile's weights for @nh query heads of one row
  * @at: the command
  * @off: the tile's tokens' rows in the caches (rbln_k_tile_offsets())
  * @ho: the KV head's byte offset within a row
  * @q: the heads' query vectors
- * @e: the heads' partials (m, l, o[head_dim]) in @work
+ * @e: the heads' partials (m, l, o[head_dim]) in @work: m and l updated
+ * @p: out: the tokens' weights, RBLN_MODEL_ATTN_TILE per head
+ * @alpha: out: the heads' rescale factors for o
  * @nh: heads, 1 to RBLN_K_AH, a constant where inlined
  * @nt: tokens, 1 to RBLN_MODEL_ATTN_TILE
  * @dtype: the caches' type, a constant where inlined
+ *
+ * The scores of the whole tile first, then one maximum, one exp for the
+ * rescale of the partials and the exponentials per head and tile.
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
-RBLN_K(attn_tile)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
-		  const float *const *q, float *const *e, u32 nh, u32 nt,
-		  u32 dtype)
+RBLN_K(attn_weights)(const struct rbln_model_attn *at, const u64 *off,
+		     u64 ho, const float *const *q, float *const *e, float *p,
+		     float *alpha, u32 nh, u32 nt, u32 dtype)
 {
-	const struct rbln_isa_attention *c = at->cmd;
-	float p[RBLN_K_AH][RBLN_MODEL_ATTN_TILE];
-	float alpha[RBLN_K_W], am[RBLN_K_AH], sums[RBLN_K_AH], s4[RBLN_K_AH];
-	RBLN_K_VF acc[RBLN_K_AH], acc2[RBLN_K_AH], o[RBLN_K_AH], o2[RBLN_K_AH];
-	RBLN_K_VF kv, kv2, pv, mv, sv;
-	float scale, mn;
-	u32 es = rbln_model_dtype_size(dtype);
-	u32 d, j, t;
-	bool w2;
+	RBLN_K_VF s[RBLN_K_AH] RBLN_OS_UNINIT, mv, sv, pv;
+	float am[RBLN_K_AH] RBLN_OS_UNINIT, sums[RBLN_K_AH] RBLN_OS_UNINIT;
+	u32 nv = (nt + RBLN_K_W - 1) / RBLN_K_W;
+	float mn, *pj;
+	u32 j, i, w;
 
-	memcpy(&scale, &c->scale, 4);
-	/* Lanes past the tile's end: e^-inf = 0, never summed anyway. */
-	for (j = 0; j < nh; j++)
-		for (t = nt; t < RBLN_MODEL_ATTN_TILE; t++)
-			p[j][t] = -__builtin_inff();
-	for (t = 0; t < nt; t++) {
-		/*
-		 * Two accumulators per head, even and odd vectors of the
-		 * head: twice the independent chains for the FMA latency.
-		 */
-#pragma GCC unroll 4
-		for (j = 0; j < RBLN_K_AH; j++) {
-			acc[j] = RBLN_K(zero)();
-			acc2[j] = RBLN_K(zero)();
-		}
-		for (d = 0; d + RBLN_K_W < c->head_dim; d += 2 * RBLN_K_W) {
-			kv = RBLN_K(cache_load)(at->k_cache + off[t] + ho +
-						d * es, dtype);
-			kv2 = RBLN_K(cache_load)(at->k_cache + off[t] + ho +
-						 (d + RBLN_K_W) * es, dtype);
-#pragma GCC unroll 4
-			for (j = 0; j < nh; j++) {
-				memcpy(&pv, q[j] + d, sizeof(pv));
-				RBLN_K_MADD(acc[j], pv, kv);
-				memcpy(&pv, q[j] + d + RBLN_K_W, sizeof(pv));
-				RBLN_K_MADD(acc2[j], pv, kv2);
-			}
-		}
-		if (d < c->head_dim) {
-			kv = RBLN_K(cache_load)(at->k_cache + off[t] + ho +
-						d * es, dtype);
-#pragma GCC unroll 4
-			for (j = 0; j < nh; j++) {
-				memcpy(&pv, q[j] + d, sizeof(pv));
-				RBLN_K_MADD(acc[j], pv, kv);
-			}
-		}
-#pragma GCC unroll 4
-		for (j = 0; j < RBLN_K_AH; j++)
-			acc[j] = acc[j] + acc2[j];
-		RBLN_K(hsum4)(acc, s4);
+	for (i = 0; i < nv; i++) {
+		w = nt - i * RBLN_K_W;
+		RBLN_K(attn_scores)(at, off + i * RBLN_K_W, ho, q, s, nh,
+				    w < RBLN_K_W ? w : RBLN_K_W, dtype);
 #pragma GCC unroll 4
 		for (j = 0; j < nh; j++)
-			p[j][t] = scale * s4[j];
+			memcpy(p + j * RBLN_MODEL_ATTN_TILE + i * RBLN_K_W,
+			       &s[j], sizeof(s[j]));
 	}
 #pragma GCC unroll 4
 	for (j = 0; j < nh; j++) {
@@ -194,18 +402,20 @@ RBLN_K(attn_tile)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
 		 * score never wins, as with the scalar "x > m"), then its
 		 * exponentials and their sum as vectors, padding lanes e^-inf.
 		 */
-		mv = RBLN_K(splat)(e[j][0]);
-		for (t = 0; t < RBLN_MODEL_ATTN_TILE; t += RBLN_K_W) {
-			memcpy(&pv, &p[j][t], sizeof(pv));
+		pj = p + j * RBLN_MODEL_ATTN_TILE;
+		mv = RBLN_K_SPLAT(e[j][0]);
+		for (i = 0; i < nv; i++) {
+			memcpy(&pv, pj + i * RBLN_K_W, sizeof(pv));
 			mv = RBLN_K(sel)(pv > mv, pv, mv);
 		}
 		mn = RBLN_K(hmax)(mv);
 		am[j] = e[j][0] - mn;
 		sv = RBLN_K(zero)();
-		for (t = 0; t < RBLN_MODEL_ATTN_TILE; t += RBLN_K_W) {
-			memcpy(&pv, &p[j][t], sizeof(pv));
-			pv = RBLN_K(vexp)(pv - mn);
-			memcpy(&p[j][t], &pv, sizeof(pv));
+		mv = RBLN_K_SPLAT(mn);
+		for (i = 0; i < nv; i++) {
+			memcpy(&pv, pj + i * RBLN_K_W, sizeof(pv));
+			pv = RBLN_K(vexp)(pv - mv);
+			memcpy(pj + i * RBLN_K_W, &pv, sizeof(pv));
 			sv = sv + pv;
 		}
 		e[j][0] = mn;
@@ -219,92 +429,114 @@ RBLN_K(attn_tile)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
 #pragma GCC unroll 4
 	for (j = 0; j < nh; j++)
 		e[j][1] = e[j][1] * alpha[j] + sums[j];
-	/* Two vectors of every head at a time: eight independent chains. */
-	for (d = 0; d < c->head_dim; d += 2 * RBLN_K_W) {
-		w2 = d + RBLN_K_W < c->head_dim;
-#pragma GCC unroll 4
-		for (j = 0; j < nh; j++) {
-			memcpy(&o[j], e[j] + 2 + d, sizeof(o[j]));
-			o[j] = o[j] * alpha[j];
-			o2[j] = RBLN_K(zero)();
-			if (w2) {
-				memcpy(&o2[j], e[j] + 2 + d + RBLN_K_W,
-				       sizeof(o2[j]));
-				o2[j] = o2[j] * alpha[j];
-			}
-		}
-		for (t = 0; t < nt; t++) {
-			kv = RBLN_K(cache_load)(at->v_cache + off[t] + ho +
-						d * es, dtype);
-			kv2 = w2 ? RBLN_K(cache_load)(at->v_cache + off[t] + ho +
-						      (d + RBLN_K_W) * es,
-						      dtype) : RBLN_K(zero)();
-#pragma GCC unroll 4
-			for (j = 0; j < nh; j++) {
-				pv = RBLN_K_SPLAT(p[j][t]);
-				RBLN_K_MADD(o[j], pv, kv);
-				RBLN_K_MADD(o2[j], pv, kv2);
-			}
-		}
-#pragma GCC unroll 4
-		for (j = 0; j < nh; j++) {
-			memcpy(e[j] + 2 + d, &o[j], sizeof(o[j]));
-			if (w2)
-				memcpy(e[j] + 2 + d + RBLN_K_W, &o2[j],
-				       sizeof(o2[j]));
-		}
-	}
 }
 
-/* rbln_k_attn_tile() with the head count a constant, for registers. */
+/*
+ * rbln_k_attn_values() over all of head_dim: RBLN_K_AV vectors at a time,
+ * then single ones.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(attn_values_all)(const struct rbln_model_attn *at, const u64 *off,
+			u64 ho, const float *p, const float *alpha,
+			float *const *e, u32 nh, u32 nt, u32 dtype)
+{
+	/* float16's widening takes registers: half the outputs at a time. */
+	u32 av = dtype == RBLN_DTYPE_F16 ? RBLN_K_AV / 2 : RBLN_K_AV;
+	u32 hd = at->cmd->head_dim, d;
+
+	for (d = 0; d + av * RBLN_K_W <= hd; d += av * RBLN_K_W)
+		RBLN_K(attn_values)(at, off, ho, p, alpha, e, nh, nt, d, av,
+				    dtype);
+	for (; d < hd; d += RBLN_K_W)
+		RBLN_K(attn_values)(at, off, ho, p, alpha, e, nh, nt, d, 1,
+				    dtype);
+}
+
+/*
+ * The two halves of a tile out of line, one function each per cache type
+ * and head count: the head count and type are constants in them
+ * (registers, unrolled loops), and each has its own stack frame, so no
+ * frame adds up the others (the kernel warns above 2 KiB).
+ */
+#define RBLN_K_ATTN_TILE_FN(ty, nh, dtype)				\
+static RBLN_OS_NOINLINE RBLN_K_ATTR void				\
+RBLN_K(attn_w_##ty##_##nh)(const struct rbln_model_attn *at,		\
+			   const u64 *off, u64 ho,			\
+			   const float *const *q, float *const *e,	\
+			   float *p, float *alpha, u32 nt)		\
+{									\
+	RBLN_K(attn_weights)(at, off, ho, q, e, p, alpha, nh, nt,	\
+			     dtype);					\
+}									\
+static RBLN_OS_NOINLINE RBLN_K_ATTR void				\
+RBLN_K(attn_v_##ty##_##nh)(const struct rbln_model_attn *at,		\
+			   const u64 *off, u64 ho, const float *p,	\
+			   const float *alpha, float *const *e, u32 nt)	\
+{									\
+	RBLN_K(attn_values_all)(at, off, ho, p, alpha, e, nh, nt,	\
+				dtype);					\
+}
+
+RBLN_K_ATTN_TILE_FN(bf16, 1, RBLN_DTYPE_BF16)
+RBLN_K_ATTN_TILE_FN(bf16, 2, RBLN_DTYPE_BF16)
+RBLN_K_ATTN_TILE_FN(bf16, 3, RBLN_DTYPE_BF16)
+RBLN_K_ATTN_TILE_FN(bf16, 4, RBLN_DTYPE_BF16)
+RBLN_K_ATTN_TILE_FN(f16, 1, RBLN_DTYPE_F16)
+RBLN_K_ATTN_TILE_FN(f16, 2, RBLN_DTYPE_F16)
+RBLN_K_ATTN_TILE_FN(f16, 3, RBLN_DTYPE_F16)
+RBLN_K_ATTN_TILE_FN(f16, 4, RBLN_DTYPE_F16)
+RBLN_K_ATTN_TILE_FN(f32, 1, RBLN_DTYPE_F32)
+RBLN_K_ATTN_TILE_FN(f32, 2, RBLN_DTYPE_F32)
+RBLN_K_ATTN_TILE_FN(f32, 3, RBLN_DTYPE_F32)
+RBLN_K_ATTN_TILE_FN(f32, 4, RBLN_DTYPE_F32)
+
+/* Calls the @half ("w" or "v") of @ty for @nh heads, 1 to RBLN_K_AH. */
+#define RBLN_K_ATTN_CALL(half, ty, nh, ...)				\
+	do {								\
+		if ((nh) == 1)						\
+			RBLN_K(attn_##half##_##ty##_1)(__VA_ARGS__);	\
+		else if ((nh) == 2)					\
+			RBLN_K(attn_##half##_##ty##_2)(__VA_ARGS__);	\
+		else if ((nh) == 3)					\
+			RBLN_K(attn_##half##_##ty##_3)(__VA_ARGS__);	\
+		else							\
+			RBLN_K(attn_##half##_##ty##_4)(__VA_ARGS__);	\
+	} while (0)
+
+/**
+ * rbln_k_attn_heads() - fold one tile of tokens into the partials of
+ *	@nh query heads of one row
+ * @at: the command
+ * @off: the tile's tokens' rows in the caches (rbln_k_tile_offsets())
+ * @ho: the KV head's byte offset within a row
+ * @q: the heads' query vectors
+ * @e: the heads' partials (m, l, o[head_dim]) in @work
+ * @nh: heads, 1 to RBLN_K_AH
+ * @nt: tokens, 1 to RBLN_MODEL_ATTN_TILE
+ * @dtype: the caches' type
+ *
+ * The weights of the whole tile (rbln_k_attn_weights()), then the values:
+ * each token's value vectors are loaded once for all heads, into
+ * RBLN_K_AV vectors of output per head held in registers.
+ */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
 RBLN_K(attn_heads)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
 		   const float *const *q, float *const *e, u32 nh, u32 nt,
 		   u32 dtype)
 {
-	switch (nh) {
-	case 1:
-		RBLN_K(attn_tile)(at, off, ho, q, e, 1, nt, dtype);
-		break;
-	case 2:
-		RBLN_K(attn_tile)(at, off, ho, q, e, 2, nt, dtype);
-		break;
-	case 3:
-		RBLN_K(attn_tile)(at, off, ho, q, e, 3, nt, dtype);
-		break;
-	default:
-		RBLN_K(attn_tile)(at, off, ho, q, e, 4, nt, dtype);
-		break;
+	float p[RBLN_K_AH * RBLN_MODEL_ATTN_TILE] RBLN_OS_UNINIT;
+	float alpha[RBLN_K_W] RBLN_OS_UNINIT;
+
+	if (dtype == RBLN_DTYPE_BF16) {
+		RBLN_K_ATTN_CALL(w, bf16, nh, at, off, ho, q, e, p, alpha, nt);
+		RBLN_K_ATTN_CALL(v, bf16, nh, at, off, ho, p, alpha, e, nt);
+	} else if (dtype == RBLN_DTYPE_F16) {
+		RBLN_K_ATTN_CALL(w, f16, nh, at, off, ho, q, e, p, alpha, nt);
+		RBLN_K_ATTN_CALL(v, f16, nh, at, off, ho, p, alpha, e, nt);
+	} else {
+		RBLN_K_ATTN_CALL(w, f32, nh, at, off, ho, q, e, p, alpha, nt);
+		RBLN_K_ATTN_CALL(v, f32, nh, at, off, ho, p, alpha, e, nt);
 	}
-}
-
-/*
- * One out-of-line tile function per cache type: each has its own stack
- * frame, so the frames of the three types and four head counts never add
- * up in one function (the kernel warns above 2 KiB).
- */
-static RBLN_OS_NOINLINE RBLN_K_ATTR void
-RBLN_K(attn_heads_f32)(const struct rbln_model_attn *at, const u64 *off,
-		       u64 ho, const float *const *q, float *const *e, u32 nh,
-		       u32 nt)
-{
-	RBLN_K(attn_heads)(at, off, ho, q, e, nh, nt, RBLN_DTYPE_F32);
-}
-
-static RBLN_OS_NOINLINE RBLN_K_ATTR void
-RBLN_K(attn_heads_f16)(const struct rbln_model_attn *at, const u64 *off,
-		       u64 ho, const float *const *q, float *const *e, u32 nh,
-		       u32 nt)
-{
-	RBLN_K(attn_heads)(at, off, ho, q, e, nh, nt, RBLN_DTYPE_F16);
-}
-
-static RBLN_OS_NOINLINE RBLN_K_ATTR void
-RBLN_K(attn_heads_bf16)(const struct rbln_model_attn *at, const u64 *off,
-			u64 ho, const float *const *q, float *const *e, u32 nh,
-			u32 nt)
-{
-	RBLN_K(attn_heads)(at, off, ho, q, e, nh, nt, RBLN_DTYPE_BF16);
 }
 
 /**
@@ -347,15 +579,8 @@ RBLN_K(attn_tile_heads)(const struct rbln_model_attn *at,
 				       ((row->r * c->q_heads + h) * at->parts +
 					row->part) * ent;
 			}
-			if (dtype == RBLN_DTYPE_BF16)
-				RBLN_K(attn_heads_bf16)(at, off, kvh * at->head_bytes,
-							q, e, nh, nt);
-			else if (dtype == RBLN_DTYPE_F16)
-				RBLN_K(attn_heads_f16)(at, off, kvh * at->head_bytes,
-						       q, e, nh, nt);
-			else
-				RBLN_K(attn_heads_f32)(at, off, kvh * at->head_bytes,
-						       q, e, nh, nt);
+			RBLN_K(attn_heads)(at, off, kvh * at->head_bytes, q, e,
+					   nh, nt, dtype);
 		}
 }
 
@@ -382,7 +607,7 @@ RBLN_K(attn_tokens)(const struct rbln_model_attn *at,
 		    const struct rbln_k_attn_row *row, u64 t0, u64 t1,
 		    u32 dtype)
 {
-	u64 off[2][RBLN_MODEL_ATTN_TILE];
+	u64 off[2][RBLN_MODEL_ATTN_TILE] RBLN_OS_UNINIT;
 	u32 nt, nn, cur = 0;
 	u64 t;
 

@@ -76,6 +76,14 @@ RBLN_K(i8_load)(const u8 *p)
 	return __builtin_convertvector(x, RBLN_K_VF);
 }
 
+#if !defined(__clang__)
+/* vpmovzxwd: 16 u16 lanes to u32 in one instruction. */
+#define RBLN_K_WIDEN16(h)						\
+	((RBLN_K_VU)__builtin_ia32_pmovzxwd512_mask(			\
+		(s16 __attribute__((vector_size(32))))(h),		\
+		(RBLN_K_VI){ 0 }, (u16)~0U))
+#endif
+
 #include "rbln_model_kern_math.h"
 #include "rbln_model_kern_mm.h"
 #include "rbln_model_kern_attn.h"

@@ -65,6 +65,20 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF RBLN_K(zero)(void)
 	return v;
 }
 
+/*
+ * RBLN_K_W u16 lanes zero-extended to u32. A variant may name one
+ * instruction for it (RBLN_K_WIDEN16): GCC builds the generic conversion
+ * of 16 lanes from two halves.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VU RBLN_K(widen16)(RBLN_K_VH h)
+{
+#ifdef RBLN_K_WIDEN16
+	return RBLN_K_WIDEN16(h);
+#else
+	return __builtin_convertvector(h, RBLN_K_VU);
+#endif
+}
+
 /**
  * rbln_k_f16_load() - widen RBLN_K_W float16 values to float32 (exact)
  * @p: the values, any alignment
@@ -85,7 +99,7 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF RBLN_K(f16_load)(const u8 *p)
 	RBLN_K_VF f;
 
 	memcpy(&h, p, sizeof(h));
-	x = __builtin_convertvector(h, RBLN_K_VU);
+	x = RBLN_K(widen16)(h);
 	sign = (x & 0x8000U) << 16;
 	em = x & 0x7fffU;
 	bits = em << 13;
@@ -217,106 +231,140 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF RBLN_K(vexp)(RBLN_K_VF x)
 	return p * (RBLN_K_VF)((n2 + 127) << 23);
 }
 
+/*
+ * Lane i of the result is lane i ^ @n of @v (@n a constant power of two
+ * below RBLN_K_W): each lane's partner in a halving tree, by one shuffle.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(xlane)(RBLN_K_VF v, u32 n)
+{
+#if RBLN_K_W == 16
+	if (n == 8)
+		return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14,
+					       15, 0, 1, 2, 3, 4, 5, 6, 7);
+	if (n == 4)
+		return __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12,
+					       13, 14, 15, 8, 9, 10, 11);
+	if (n == 2)
+		return __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10,
+					       11, 8, 9, 14, 15, 12, 13);
+	return __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11,
+				       10, 13, 12, 15, 14);
+#elif RBLN_K_W == 8
+	if (n == 4)
+		return __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
+	if (n == 2)
+		return __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
+	return __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
+#else
+	if (n == 2)
+		return __builtin_shufflevector(v, v, 2, 3, 0, 1);
+	return __builtin_shufflevector(v, v, 1, 0, 3, 2);
+#endif
+}
+
+/**
+ * rbln_k_tsum() - one level of a transposing sum of vectors
+ * @a: partial sums of some tokens, each in runs of 2 @n lanes
+ * @b: the same for as many other tokens
+ * @n: half a run, a constant power of two below RBLN_K_W
+ *
+ * Each run of 2 @n lanes is folded to @n lanes (its first half plus its
+ * second, lane by lane), @a's runs first, then @b's. Starting from W
+ * vectors of one token each and @n = W/2, W/4, ..., 1, this leaves one
+ * vector whose lane t is the sum of token t's vector: W horizontal sums
+ * for 2W - 2 shuffles, in a fixed order.
+ *
+ * Return: the folded runs of @a, then of @b.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(tsum)(RBLN_K_VF a, RBLN_K_VF b, u32 n)
+{
+#if RBLN_K_W == 16
+	if (n == 8)
+		return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16,
+					       17, 18, 19, 20, 21, 22, 23) +
+		       __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14,
+					       15, 24, 25, 26, 27, 28, 29, 30,
+					       31);
+	if (n == 4)
+		return __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11,
+					       16, 17, 18, 19, 24, 25, 26,
+					       27) +
+		       __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15,
+					       20, 21, 22, 23, 28, 29, 30,
+					       31);
+	if (n == 2)
+		return __builtin_shufflevector(a, b, 0, 1, 4, 5, 8, 9, 12, 13,
+					       16, 17, 20, 21, 24, 25, 28,
+					       29) +
+		       __builtin_shufflevector(a, b, 2, 3, 6, 7, 10, 11, 14, 15,
+					       18, 19, 22, 23, 26, 27, 30,
+					       31);
+	return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+				       20, 22, 24, 26, 28, 30) +
+	       __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19,
+				       21, 23, 25, 27, 29, 31);
+#elif RBLN_K_W == 8
+	if (n == 4)
+		return __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10,
+					       11) +
+		       __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14,
+					       15);
+	if (n == 2)
+		return __builtin_shufflevector(a, b, 0, 1, 4, 5, 8, 9, 12,
+					       13) +
+		       __builtin_shufflevector(a, b, 2, 3, 6, 7, 10, 11, 14,
+					       15);
+	return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14) +
+	       __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+#else
+	if (n == 2)
+		return __builtin_shufflevector(a, b, 0, 1, 4, 5) +
+		       __builtin_shufflevector(a, b, 2, 3, 6, 7);
+	return __builtin_shufflevector(a, b, 0, 2, 4, 6) +
+	       __builtin_shufflevector(a, b, 1, 3, 5, 7);
+#endif
+}
+
 /**
  * rbln_k_hsum() - sum of the lanes of @v in a fixed order
  * @v: the vector
  *
  * Halves are added pairwise down to one lane (lane i + W/2 to lane i,
- * then again), the same tree in every call.
+ * then again), the same tree in every call, by shuffles.
  *
  * Return: the sum.
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(hsum)(RBLN_K_VF v)
 {
-	float l[RBLN_K_W];
-	u32 n, i;
+	u32 n;
 
-	memcpy(l, &v, sizeof(l));
 	for (n = RBLN_K_W / 2; n; n /= 2)
-		for (i = 0; i < n; i++)
-			l[i] += l[i + n];
-	return l[0];
+		v = v + RBLN_K(xlane)(v, n);
+	return v[0];
 }
 
 /**
- * rbln_k_hmax() - the largest lane of @v (NaN lanes never win)
+ * rbln_k_hmax() - the largest lane of @v (NaN lanes other than lane 0
+ *	never win)
  * @v: the vector
  *
- * Return: the maximum, in the same order of comparisons every time.
+ * A halving tree of "partner > lane" selects, the same every call; where
+ * the largest value is a zero, either sign may win.
+ *
+ * Return: the maximum.
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(hmax)(RBLN_K_VF v)
 {
-	float l[RBLN_K_W], m;
-	u32 i;
+	RBLN_K_VF x;
+	u32 n;
 
-	memcpy(l, &v, sizeof(l));
-	m = l[0];
-	for (i = 1; i < RBLN_K_W; i++)
-		m = l[i] > m ? l[i] : m;
-	return m;
-}
-
-#define RBLN_K_F8	float __attribute__((vector_size(32)))
-
-#if RBLN_K_W >= 8
-/* rbln_k_hsum4()'s tree on four 8-lane vectors. */
-static inline RBLN_OS_INLINE RBLN_K_ATTR void
-RBLN_K(hsum4_8)(RBLN_K_F8 v0, RBLN_K_F8 v1, RBLN_K_F8 v2, RBLN_K_F8 v3,
-		float *out)
-{
-	RBLN_K_F8 a = __builtin_shufflevector(v0, v1, 0, 2, 8, 10, 4, 6, 12,
-					      14) +
-		      __builtin_shufflevector(v0, v1, 1, 3, 9, 11, 5, 7, 13, 15);
-	RBLN_K_F8 b = __builtin_shufflevector(v2, v3, 0, 2, 8, 10, 4, 6, 12,
-					      14) +
-		      __builtin_shufflevector(v2, v3, 1, 3, 9, 11, 5, 7, 13, 15);
-	RBLN_K_F8 c = __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12,
-					      14) +
-		      __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
-	RBLN_K_F4 r;
-
-	r = __builtin_shufflevector(c, c, 0, 1, 2, 3) +
-	    __builtin_shufflevector(c, c, 4, 5, 6, 7);
-	memcpy(out, &r, 4 * sizeof(float));
-}
-#endif
-
-/**
- * rbln_k_hsum4() - the lane sums of four vectors at once
- * @v: the four vectors
- * @out: their four sums
- *
- * A transposing tree of pairwise adds (a shuffle network instead of four
- * separate reductions): adjacent lanes first, then pairs of pairs, then
- * the two halves of a 256-bit vector. 16-lane vectors first add their
- * 256-bit halves (lane i + 8 to lane i). A fixed order, like
- * rbln_k_hsum()'s but not the same one.
- */
-static inline RBLN_OS_INLINE RBLN_K_ATTR void
-RBLN_K(hsum4)(const RBLN_K_VF *v, float *out)
-{
-#if RBLN_K_W == 16
-	RBLN_K_F8 h[4];
-	u32 i;
-
-	for (i = 0; i < 4; i++)
-		h[i] = __builtin_shufflevector(v[i], v[i], 0, 1, 2, 3, 4, 5, 6,
-					       7) +
-		       __builtin_shufflevector(v[i], v[i], 8, 9, 10, 11, 12,
-					       13, 14, 15);
-	RBLN_K(hsum4_8)(h[0], h[1], h[2], h[3], out);
-#elif RBLN_K_W == 8
-	RBLN_K(hsum4_8)(v[0], v[1], v[2], v[3], out);
-#else
-	RBLN_K_VF a = __builtin_shufflevector(v[0], v[1], 0, 2, 4, 6) +
-		      __builtin_shufflevector(v[0], v[1], 1, 3, 5, 7);
-	RBLN_K_VF b = __builtin_shufflevector(v[2], v[3], 0, 2, 4, 6) +
-		      __builtin_shufflevector(v[2], v[3], 1, 3, 5, 7);
-	RBLN_K_VF r = __builtin_shufflevector(a, b, 0, 2, 4, 6) +
-		      __builtin_shufflevector(a, b, 1, 3, 5, 7);
-
-	memcpy(out, &r, 4 * sizeof(float));
-#endif
+	for (n = RBLN_K_W / 2; n; n /= 2) {
+		x = RBLN_K(xlane)(v, n);
+		v = RBLN_K(sel)(x > v, x, v);
+	}
+	return v[0];
 }
 
 /* ------------------------------------------------------ double scalars */
