@@ -340,6 +340,7 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(hsum)(RBLN_K_VF v)
 {
 	u32 n;
 
+#pragma GCC unroll 4
 	for (n = RBLN_K_W / 2; n; n /= 2)
 		v = v + RBLN_K(xlane)(v, n);
 	return v[0];
@@ -360,6 +361,7 @@ static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(hmax)(RBLN_K_VF v)
 	RBLN_K_VF x;
 	u32 n;
 
+#pragma GCC unroll 4
 	for (n = RBLN_K_W / 2; n; n /= 2) {
 		x = RBLN_K(xlane)(v, n);
 		v = RBLN_K(sel)(x > v, x, v);
