@@ -64,6 +64,52 @@ RBLN_K(cache_load)(const u8 *p, u32 dtype)
 	return (RBLN_K_VF)(RBLN_K(widen16)(h) << 16);
 }
 
+/**
+ * rbln_k_attn_exp() - e^x for each lane of x <= 0 (a weight's exponent)
+ * @x: the exponents: a score minus the running maximum, so at most 0;
+ *	-inf for padding; NaN where a score is NaN
+ *
+ * rbln_k_vexp()'s reduction and polynomial in fused multiply-adds (the
+ * variant's RBLN_K_MADD), with one scale by 2^n: below -87 the result is
+ * e^-87 (about 1.6e-38, a normal float) instead of a subnormal or zero,
+ * which changes no weight that matters beside the maximum's e^0 = 1. A
+ * NaN stays NaN. Half of rbln_k_vexp()'s instructions: nine of these per
+ * tile of 32 tokens and four heads.
+ *
+ * Return: the values.
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF RBLN_K(attn_exp)(RBLN_K_VF x)
+{
+	const RBLN_K_VF lo = RBLN_K_SPLAT(-87.0f);
+	const RBLN_K_VF magic = RBLN_K_SPLAT(12582912.0f);
+	RBLN_K_VF t, nf, r, p;
+	RBLN_K_VI n;
+
+	x = RBLN_K(sel)(x < lo, lo, x);
+	/* Adding 1.5 * 2^23 rounds to an integer held in the low bits. */
+	t = magic;
+	RBLN_K_MADD(t, x, RBLN_K_SPLAT(1.44269504088896341f));
+	nf = t - magic;
+	n = (RBLN_K_VI)t - (RBLN_K_VI)magic;
+	r = x;
+	RBLN_K_MADD(r, nf, RBLN_K_SPLAT(-0.693359375f));
+	RBLN_K_MADD(r, nf, RBLN_K_SPLAT(0.000212194440f));
+	p = RBLN_K_SPLAT(0.0013981999507f);
+	RBLN_K_MADD(p, r, RBLN_K_SPLAT(0.00019875691500f));
+	t = RBLN_K_SPLAT(0.0083334519073f);
+	RBLN_K_MADD(t, p, r);
+	p = RBLN_K_SPLAT(0.041665795894f);
+	RBLN_K_MADD(p, t, r);
+	t = RBLN_K_SPLAT(0.16666665459f);
+	RBLN_K_MADD(t, p, r);
+	p = RBLN_K_SPLAT(0.50000001201f);
+	RBLN_K_MADD(p, t, r);
+	t = r;
+	RBLN_K_MADD(t, p, r * r);
+	p = t + 1.0f;
+	return p * (RBLN_K_VF)((n + 127) << 23);
+}
+
 /* e^x of one float, by the vector code (so it is the same function). */
 static inline RBLN_OS_INLINE RBLN_K_ATTR float RBLN_K(exp1)(float x)
 {
@@ -313,7 +359,11 @@ RBLN_K(attn_scores)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
  * @dtype: the caches' type, a constant where inlined
  *
  * The outputs stay in registers over the tile; each token's value vectors
- * are loaded once for all heads.
+ * are loaded once for all heads. A bf16 cache's values are widened two
+ * vectors at a time without a shuffle: 2W elements, read as W 32-bit
+ * words, are the even elements shifted up and the odd ones masked; the
+ * outputs are held in that order over the tile (the same sums in every
+ * lane: the same bits).
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
 RBLN_K(attn_values)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
@@ -323,7 +373,10 @@ RBLN_K(attn_values)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
 	const u8 *v = at->v_cache + ho + (u64)d * rbln_model_dtype_size(dtype);
 	u32 es = rbln_model_dtype_size(dtype) * RBLN_K_W;
 	RBLN_K_VF o[RBLN_K_AH][RBLN_K_AV] RBLN_OS_UNINIT;
-	RBLN_K_VF kv[RBLN_K_AV] RBLN_OS_UNINIT, pv;
+	RBLN_K_VF kv[RBLN_K_AV] RBLN_OS_UNINIT, pv, a, b;
+	/* Pairs of vectors of a bf16 cache are widened as even and odd. */
+	bool eo = dtype == RBLN_DTYPE_BF16 && !(nv & 1);
+	RBLN_K_VU x;
 	u32 i, j, t;
 
 #pragma GCC unroll 4
@@ -335,13 +388,26 @@ RBLN_K(attn_values)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
 			       sizeof(o[j][i]));
 			o[j][i] = o[j][i] * pv;
 		}
+#pragma GCC unroll 4
+		for (i = 0; eo && i < nv; i += 2) {
+			a = RBLN_K(evens)(o[j][i], o[j][i + 1]);
+			o[j][i + 1] = RBLN_K(odds)(o[j][i], o[j][i + 1]);
+			o[j][i] = a;
+		}
 	}
 	for (t = 0; t < nt; t++) {
 		if (at->prefetch)
 			for (i = 0; i < nv * es; i += 64)
 				__builtin_prefetch(v + off[t] + i + at->prefetch);
 #pragma GCC unroll 4
-		for (i = 0; i < nv; i++)
+		for (i = 0; eo && i < nv; i += 2) {
+			/* 2W bf16: the even ones << 16, the odd ones masked. */
+			memcpy(&x, v + off[t] + i * es, sizeof(x));
+			kv[i] = (RBLN_K_VF)(x << 16);
+			kv[i + 1] = (RBLN_K_VF)(x & 0xffff0000U);
+		}
+#pragma GCC unroll 4
+		for (i = 0; !eo && i < nv; i++)
 			kv[i] = RBLN_K(cache_load)(v + off[t] + i * es, dtype);
 #pragma GCC unroll 4
 		for (j = 0; j < nh; j++) {
@@ -352,11 +418,19 @@ RBLN_K(attn_values)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
 		}
 	}
 #pragma GCC unroll 4
-	for (j = 0; j < nh; j++)
+	for (j = 0; j < nh; j++) {
+#pragma GCC unroll 4
+		for (i = 0; eo && i < nv; i += 2) {
+			a = RBLN_K(interleave)(o[j][i], o[j][i + 1], 0);
+			b = RBLN_K(interleave)(o[j][i], o[j][i + 1], 1);
+			o[j][i] = a;
+			o[j][i + 1] = b;
+		}
 #pragma GCC unroll 4
 		for (i = 0; i < nv; i++)
 			memcpy(e[j] + 2 + d + i * RBLN_K_W, &o[j][i],
 			       sizeof(o[j][i]));
+	}
 }
 
 /**
@@ -414,7 +488,7 @@ RBLN_K(attn_weights)(const struct rbln_model_attn *at, const u64 *off,
 		mv = RBLN_K_SPLAT(mn);
 		for (i = 0; i < nv; i++) {
 			memcpy(&pv, pj + i * RBLN_K_W, sizeof(pv));
-			pv = RBLN_K(vexp)(pv - mv);
+			pv = RBLN_K(attn_exp)(pv - mv);
 			memcpy(pj + i * RBLN_K_W, &pv, sizeof(pv));
 			sv = sv + pv;
 		}
@@ -424,7 +498,7 @@ RBLN_K(attn_weights)(const struct rbln_model_attn *at, const u64 *off,
 	/* The rescale factors of all heads in one exp. */
 	mv = RBLN_K(zero)();
 	memcpy(&mv, am, sizeof(float) * nh);
-	mv = RBLN_K(vexp)(mv);
+	mv = RBLN_K(attn_exp)(mv);
 	memcpy(alpha, &mv, sizeof(float) * nh);
 #pragma GCC unroll 4
 	for (j = 0; j < nh; j++)

@@ -263,6 +263,59 @@ RBLN_K(xlane)(RBLN_K_VF v, u32 n)
 #endif
 }
 
+/*
+ * The even lanes of @a then of @b (rbln_k_evens()), the odd ones
+ * (rbln_k_odds()), and back (rbln_k_interleave(): @hi 0, the first W
+ * lanes of the interleaved even and odd ones; 1, the last W).
+ */
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(evens)(RBLN_K_VF a, RBLN_K_VF b)
+{
+#if RBLN_K_W == 16
+	return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+				       20, 22, 24, 26, 28, 30);
+#elif RBLN_K_W == 8
+	return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+#else
+	return __builtin_shufflevector(a, b, 0, 2, 4, 6);
+#endif
+}
+
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(odds)(RBLN_K_VF a, RBLN_K_VF b)
+{
+#if RBLN_K_W == 16
+	return __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19,
+				       21, 23, 25, 27, 29, 31);
+#elif RBLN_K_W == 8
+	return __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+#else
+	return __builtin_shufflevector(a, b, 1, 3, 5, 7);
+#endif
+}
+
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(interleave)(RBLN_K_VF ev, RBLN_K_VF od, u32 hi)
+{
+#if RBLN_K_W == 16
+	if (hi)
+		return __builtin_shufflevector(ev, od, 8, 24, 9, 25, 10, 26, 11,
+					       27, 12, 28, 13, 29, 14, 30, 15,
+					       31);
+	return __builtin_shufflevector(ev, od, 0, 16, 1, 17, 2, 18, 3, 19, 4,
+				       20, 5, 21, 6, 22, 7, 23);
+#elif RBLN_K_W == 8
+	if (hi)
+		return __builtin_shufflevector(ev, od, 4, 12, 5, 13, 6, 14, 7,
+					       15);
+	return __builtin_shufflevector(ev, od, 0, 8, 1, 9, 2, 10, 3, 11);
+#else
+	if (hi)
+		return __builtin_shufflevector(ev, od, 2, 6, 3, 7);
+	return __builtin_shufflevector(ev, od, 0, 4, 1, 5);
+#endif
+}
+
 /**
  * rbln_k_tsum() - one level of a transposing sum of vectors
  * @a: partial sums of some tokens, each in runs of 2 @n lanes
