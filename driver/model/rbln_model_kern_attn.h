@@ -532,50 +532,84 @@ RBLN_K(attn_values_all)(const struct rbln_model_attn *at, const u64 *off,
  * (registers, unrolled loops), and each has its own stack frame, so no
  * frame adds up the others (the kernel warns above 2 KiB).
  */
-#define RBLN_K_ATTN_TILE_FN(ty, nh, dtype)				\
+#define RBLN_K_ATTN_W_FN(name, nh, dtype)				\
 static RBLN_OS_NOINLINE RBLN_K_ATTR void				\
-RBLN_K(attn_w_##ty##_##nh)(const struct rbln_model_attn *at,		\
-			   const u64 *off, u64 ho,			\
-			   const float *const *q, float *const *e,	\
-			   float *p, float *alpha, u32 nt)		\
+RBLN_K(name)(const struct rbln_model_attn *at, const u64 *off, u64 ho,	\
+	     const float *const *q, float *const *e, float *p,		\
+	     float *alpha, u32 nt)					\
 {									\
 	RBLN_K(attn_weights)(at, off, ho, q, e, p, alpha, nh, nt,	\
 			     dtype);					\
-}									\
+}
+
+#define RBLN_K_ATTN_V_FN(name, nh, dtype)				\
 static RBLN_OS_NOINLINE RBLN_K_ATTR void				\
-RBLN_K(attn_v_##ty##_##nh)(const struct rbln_model_attn *at,		\
-			   const u64 *off, u64 ho, const float *p,	\
-			   const float *alpha, float *const *e, u32 nt)	\
+RBLN_K(name)(const struct rbln_model_attn *at, const u64 *off, u64 ho,	\
+	     const float *p, const float *alpha, float *const *e,	\
+	     u32 nt)							\
 {									\
 	RBLN_K(attn_values_all)(at, off, ho, p, alpha, e, nh, nt,	\
 				dtype);					\
 }
 
-RBLN_K_ATTN_TILE_FN(bf16, 1, RBLN_DTYPE_BF16)
-RBLN_K_ATTN_TILE_FN(bf16, 2, RBLN_DTYPE_BF16)
-RBLN_K_ATTN_TILE_FN(bf16, 3, RBLN_DTYPE_BF16)
-RBLN_K_ATTN_TILE_FN(bf16, 4, RBLN_DTYPE_BF16)
-RBLN_K_ATTN_TILE_FN(f16, 1, RBLN_DTYPE_F16)
-RBLN_K_ATTN_TILE_FN(f16, 2, RBLN_DTYPE_F16)
-RBLN_K_ATTN_TILE_FN(f16, 3, RBLN_DTYPE_F16)
-RBLN_K_ATTN_TILE_FN(f16, 4, RBLN_DTYPE_F16)
-RBLN_K_ATTN_TILE_FN(f32, 1, RBLN_DTYPE_F32)
-RBLN_K_ATTN_TILE_FN(f32, 2, RBLN_DTYPE_F32)
-RBLN_K_ATTN_TILE_FN(f32, 3, RBLN_DTYPE_F32)
-RBLN_K_ATTN_TILE_FN(f32, 4, RBLN_DTYPE_F32)
+RBLN_K_ATTN_W_FN(attn_w_bf16_1, 1, RBLN_DTYPE_BF16)
+RBLN_K_ATTN_W_FN(attn_w_bf16_2, 2, RBLN_DTYPE_BF16)
+RBLN_K_ATTN_W_FN(attn_w_bf16_3, 3, RBLN_DTYPE_BF16)
+RBLN_K_ATTN_W_FN(attn_w_bf16_4, 4, RBLN_DTYPE_BF16)
+RBLN_K_ATTN_W_FN(attn_w_f16_1, 1, RBLN_DTYPE_F16)
+RBLN_K_ATTN_W_FN(attn_w_f16_2, 2, RBLN_DTYPE_F16)
+RBLN_K_ATTN_W_FN(attn_w_f16_3, 3, RBLN_DTYPE_F16)
+RBLN_K_ATTN_W_FN(attn_w_f16_4, 4, RBLN_DTYPE_F16)
+RBLN_K_ATTN_W_FN(attn_w_f32_1, 1, RBLN_DTYPE_F32)
+RBLN_K_ATTN_W_FN(attn_w_f32_2, 2, RBLN_DTYPE_F32)
+RBLN_K_ATTN_W_FN(attn_w_f32_3, 3, RBLN_DTYPE_F32)
+RBLN_K_ATTN_W_FN(attn_w_f32_4, 4, RBLN_DTYPE_F32)
+RBLN_K_ATTN_V_FN(attn_v_bf16_1, 1, RBLN_DTYPE_BF16)
+RBLN_K_ATTN_V_FN(attn_v_bf16_2, 2, RBLN_DTYPE_BF16)
+RBLN_K_ATTN_V_FN(attn_v_bf16_3, 3, RBLN_DTYPE_BF16)
+RBLN_K_ATTN_V_FN(attn_v_bf16_4, 4, RBLN_DTYPE_BF16)
+RBLN_K_ATTN_V_FN(attn_v_f16_1, 1, RBLN_DTYPE_F16)
+RBLN_K_ATTN_V_FN(attn_v_f16_2, 2, RBLN_DTYPE_F16)
+RBLN_K_ATTN_V_FN(attn_v_f16_3, 3, RBLN_DTYPE_F16)
+RBLN_K_ATTN_V_FN(attn_v_f16_4, 4, RBLN_DTYPE_F16)
+RBLN_K_ATTN_V_FN(attn_v_f32_1, 1, RBLN_DTYPE_F32)
+RBLN_K_ATTN_V_FN(attn_v_f32_2, 2, RBLN_DTYPE_F32)
+RBLN_K_ATTN_V_FN(attn_v_f32_3, 3, RBLN_DTYPE_F32)
+RBLN_K_ATTN_V_FN(attn_v_f32_4, 4, RBLN_DTYPE_F32)
 
-/* Calls the @half ("w" or "v") of @ty for @nh heads, 1 to RBLN_K_AH. */
-#define RBLN_K_ATTN_CALL(half, ty, nh, ...)				\
-	do {								\
-		if ((nh) == 1)						\
-			RBLN_K(attn_##half##_##ty##_1)(__VA_ARGS__);	\
-		else if ((nh) == 2)					\
-			RBLN_K(attn_##half##_##ty##_2)(__VA_ARGS__);	\
-		else if ((nh) == 3)					\
-			RBLN_K(attn_##half##_##ty##_3)(__VA_ARGS__);	\
-		else							\
-			RBLN_K(attn_##half##_##ty##_4)(__VA_ARGS__);	\
-	} while (0)
+/**
+ * struct rbln_k_attn_halves - the two halves of a tile for one cache type
+ *	and head count
+ * @w: the weights (rbln_k_attn_weights())
+ * @v: the values (rbln_k_attn_values_all())
+ */
+struct rbln_k_attn_halves {
+	void (*w)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
+		  const float *const *q, float *const *e, float *p,
+		  float *alpha, u32 nt);
+	void (*v)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
+		  const float *p, const float *alpha, float *const *e, u32 nt);
+};
+
+/* By cache type (bf16, f16, f32), then head count less one. */
+static const struct rbln_k_attn_halves RBLN_K(attn_halves)[3][RBLN_K_AH] = {
+	{
+		{ RBLN_K(attn_w_bf16_1), RBLN_K(attn_v_bf16_1) },
+		{ RBLN_K(attn_w_bf16_2), RBLN_K(attn_v_bf16_2) },
+		{ RBLN_K(attn_w_bf16_3), RBLN_K(attn_v_bf16_3) },
+		{ RBLN_K(attn_w_bf16_4), RBLN_K(attn_v_bf16_4) },
+	}, {
+		{ RBLN_K(attn_w_f16_1), RBLN_K(attn_v_f16_1) },
+		{ RBLN_K(attn_w_f16_2), RBLN_K(attn_v_f16_2) },
+		{ RBLN_K(attn_w_f16_3), RBLN_K(attn_v_f16_3) },
+		{ RBLN_K(attn_w_f16_4), RBLN_K(attn_v_f16_4) },
+	}, {
+		{ RBLN_K(attn_w_f32_1), RBLN_K(attn_v_f32_1) },
+		{ RBLN_K(attn_w_f32_2), RBLN_K(attn_v_f32_2) },
+		{ RBLN_K(attn_w_f32_3), RBLN_K(attn_v_f32_3) },
+		{ RBLN_K(attn_w_f32_4), RBLN_K(attn_v_f32_4) },
+	},
+};
 
 /**
  * rbln_k_attn_heads() - fold one tile of tokens into the partials of
@@ -598,19 +632,14 @@ RBLN_K(attn_heads)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
 		   const float *const *q, float *const *e, u32 nh, u32 nt,
 		   u32 dtype)
 {
+	const struct rbln_k_attn_halves *f;
 	float p[RBLN_K_AH * RBLN_MODEL_ATTN_TILE] RBLN_OS_UNINIT;
 	float alpha[RBLN_K_W] RBLN_OS_UNINIT;
 
-	if (dtype == RBLN_DTYPE_BF16) {
-		RBLN_K_ATTN_CALL(w, bf16, nh, at, off, ho, q, e, p, alpha, nt);
-		RBLN_K_ATTN_CALL(v, bf16, nh, at, off, ho, p, alpha, e, nt);
-	} else if (dtype == RBLN_DTYPE_F16) {
-		RBLN_K_ATTN_CALL(w, f16, nh, at, off, ho, q, e, p, alpha, nt);
-		RBLN_K_ATTN_CALL(v, f16, nh, at, off, ho, p, alpha, e, nt);
-	} else {
-		RBLN_K_ATTN_CALL(w, f32, nh, at, off, ho, q, e, p, alpha, nt);
-		RBLN_K_ATTN_CALL(v, f32, nh, at, off, ho, p, alpha, e, nt);
-	}
+	f = &RBLN_K(attn_halves)[dtype == RBLN_DTYPE_BF16 ? 0 :
+				 dtype == RBLN_DTYPE_F16 ? 1 : 2][nh - 1];
+	f->w(at, off, ho, q, e, p, alpha, nt);
+	f->v(at, off, ho, p, alpha, e, nt);
 }
 
 /**
