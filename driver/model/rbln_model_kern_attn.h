@@ -259,26 +259,17 @@ RBLN_K(attn_dots)(const u8 *k, const u64 *off, const float *const *q,
  * functions' frames stay under the kernel's 2 KiB), the head count a
  * variable.
  */
-static RBLN_OS_NOINLINE RBLN_K_ATTR void
-RBLN_K(attn_dots1_bf16)(const u8 *k, const u64 *off, const float *const *q,
-			RBLN_K_VF *s, u32 nh, u32 nt, u32 pf)
-{
-	RBLN_K(attn_dots)(k, off, q, s, nh, nt, 1, pf, RBLN_DTYPE_BF16);
+#define RBLN_K_ATTN_D1_FN(name, dtype)					\
+static RBLN_OS_NOINLINE RBLN_K_ATTR void				\
+RBLN_K(name)(const u8 *k, const u64 *off, const float *const *q,	\
+	     RBLN_K_VF *s, u32 nh, u32 nt, u32 pf)			\
+{									\
+	RBLN_K(attn_dots)(k, off, q, s, nh, nt, 1, pf, dtype);		\
 }
 
-static RBLN_OS_NOINLINE RBLN_K_ATTR void
-RBLN_K(attn_dots1_f16)(const u8 *k, const u64 *off, const float *const *q,
-		       RBLN_K_VF *s, u32 nh, u32 nt, u32 pf)
-{
-	RBLN_K(attn_dots)(k, off, q, s, nh, nt, 1, pf, RBLN_DTYPE_F16);
-}
-
-static RBLN_OS_NOINLINE RBLN_K_ATTR void
-RBLN_K(attn_dots1_f32)(const u8 *k, const u64 *off, const float *const *q,
-		       RBLN_K_VF *s, u32 nh, u32 nt, u32 pf)
-{
-	RBLN_K(attn_dots)(k, off, q, s, nh, nt, 1, pf, RBLN_DTYPE_F32);
-}
+RBLN_K_ATTN_D1_FN(attn_dots1_bf16, RBLN_DTYPE_BF16)
+RBLN_K_ATTN_D1_FN(attn_dots1_f16, RBLN_DTYPE_F16)
+RBLN_K_ATTN_D1_FN(attn_dots1_f32, RBLN_DTYPE_F32)
 
 /**
  * rbln_k_attn_scores() - the scores of up to RBLN_K_W tokens for @nh

@@ -354,10 +354,7 @@ RBLN_K(tsum)(RBLN_K_VF a, RBLN_K_VF b, u32 n)
 		       __builtin_shufflevector(a, b, 2, 3, 6, 7, 10, 11, 14, 15,
 					       18, 19, 22, 23, 26, 27, 30,
 					       31);
-	return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
-				       20, 22, 24, 26, 28, 30) +
-	       __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19,
-				       21, 23, 25, 27, 29, 31);
+	return RBLN_K(evens)(a, b) + RBLN_K(odds)(a, b);
 #elif RBLN_K_W == 8
 	if (n == 4)
 		return __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10,
@@ -369,14 +366,12 @@ RBLN_K(tsum)(RBLN_K_VF a, RBLN_K_VF b, u32 n)
 					       13) +
 		       __builtin_shufflevector(a, b, 2, 3, 6, 7, 10, 11, 14,
 					       15);
-	return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14) +
-	       __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+	return RBLN_K(evens)(a, b) + RBLN_K(odds)(a, b);
 #else
 	if (n == 2)
 		return __builtin_shufflevector(a, b, 0, 1, 4, 5) +
 		       __builtin_shufflevector(a, b, 2, 3, 6, 7);
-	return __builtin_shufflevector(a, b, 0, 2, 4, 6) +
-	       __builtin_shufflevector(a, b, 1, 3, 5, 7);
+	return RBLN_K(evens)(a, b) + RBLN_K(odds)(a, b);
 #endif
 }
 
