@@ -34,10 +34,11 @@ extern "C" {
 /**
  * RBLN_ISA_VERSION_MINOR: streams of a higher minor version are rejected.
  * 1.1 added the compute opcodes 0x11-0x19; 1.2 added the head-major KV cache
- * layout (RBLN_KV_HEAD_MAJOR) and int8 MATMUL weights (RBLN_DTYPE_I8). Every
- * stream of a lower minor version is valid with the same meaning.
+ * layout (RBLN_KV_HEAD_MAJOR) and int8 MATMUL weights (RBLN_DTYPE_I8); 1.3
+ * added MATMUL's bfloat16 activations (RBLN_MATMUL_A_BF16). Every stream
+ * of a lower minor version is valid with the same meaning.
  */
-#define RBLN_ISA_VERSION_MINOR		2
+#define RBLN_ISA_VERSION_MINOR		3
 /** RBLN_ISA_VERSION: as reported in &drm_rbln_device_info.isa_version. */
 #define RBLN_ISA_VERSION \
 	((RBLN_ISA_VERSION_MAJOR << 16) | RBLN_ISA_VERSION_MINOR)
@@ -389,6 +390,18 @@ enum rbln_isa_layout {
 #define RBLN_MATMUL_ACCUMULATE		0x1U
 
 /**
+ * RBLN_MATMUL_A_BF16: &rbln_isa_matmul flag (ISA 1.3): the device may
+ * round each activation to bfloat16 (to nearest, ties to even; a
+ * subnormal may become zero) before it multiplies, as bfloat16 hardware
+ * and bf16 CPU paths do, in exchange for the bfloat16 dot-product units'
+ * speed. Products and sums stay float32. Whether it rounds depends on the
+ * CPU variant and the product's shape, so the result is either the exact
+ * float32 product or one of the rounded activations: within
+ * (k + 1) * 2^-24 * sum|a w| + 2^-9 * sum|a w| of the real product.
+ */
+#define RBLN_MATMUL_A_BF16		0x2U
+
+/**
  * struct rbln_isa_matmul - RBLN_OP_MATMUL: dst[m, n] = sum_k a[m, k] * w[n, k]
  *
  * @a is float32 [M, @k] (M = a.size / (4 * k), at least 1), @dst float32
@@ -416,7 +429,10 @@ enum rbln_isa_layout {
  * @dst overlaps neither input.
  */
 struct rbln_isa_matmul {
-	/** @hdr: opcode RBLN_OP_MATMUL, size 96, flags RBLN_MATMUL_ACCUMULATE. */
+	/**
+	 * @hdr: opcode RBLN_OP_MATMUL, size 96, flags RBLN_MATMUL_ACCUMULATE
+	 * and RBLN_MATMUL_A_BF16.
+	 */
 	struct rbln_isa_cmd hdr;
 	/** @dst: float32 [M, n], written (and read when accumulating). */
 	struct rbln_isa_operand dst;

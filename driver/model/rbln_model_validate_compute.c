@@ -677,7 +677,7 @@ u32 rbln_model_cmd_flags(u16 opcode)
 {
 	switch (opcode) {
 	case RBLN_OP_MATMUL:
-		return RBLN_MATMUL_ACCUMULATE;
+		return RBLN_MATMUL_ACCUMULATE | RBLN_MATMUL_A_BF16;
 	case RBLN_OP_EMBED:
 		return RBLN_EMBED_ZERO_OUTSIDE;
 	case RBLN_OP_KV_WRITE:

@@ -352,7 +352,8 @@ static void test_matmul(void **state)
 	struct rbln_isa_matmul cmd = base;
 
 	(void)state;
-	run_header(&base, sizeof(base), RBLN_MATMUL_ACCUMULATE);
+	run_header(&base, sizeof(base),
+		   RBLN_MATMUL_ACCUMULATE | RBLN_MATMUL_A_BF16);
 	run_fields(&base, sizeof(base), cases, sizeof(cases) / sizeof(*cases));
 	run_operands(&base, sizeof(base), rules, 3);
 	/* Accumulating reads dst: write-only is no longer enough. */
