@@ -397,7 +397,7 @@ enum rbln_isa_layout {
  * speed. Products and sums stay float32. Whether it rounds depends on the
  * CPU variant and the product's shape, so the result is either the exact
  * float32 product or one of the rounded activations: within
- * (k + 1) * 2^-24 * sum|a w| + 2^-9 * sum|a w| of the real product.
+ * (k + 1) * 2^-24 * sum|a w| + 2^-8 * sum|a w| of the real product.
  */
 #define RBLN_MATMUL_A_BF16		0x2U
 

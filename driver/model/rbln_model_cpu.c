@@ -108,6 +108,28 @@ u32 rbln_model_cpu(void)
 }
 
 /**
+ * rbln_model_mm_a_bf16_ok() - whether MATMULs that allow bf16 activations
+ *	(RBLN_MATMUL_A_BF16) run on AVX512-BF16 dot products here
+ *
+ * Where vdpbf16ps, two products a lane, issues at the float32 FMA's rate:
+ * AMD's Zen 4 and Zen 5 (rbln-kbench on a Zen 5: 234 against 117 GFLOP/s
+ * a core), not Intel's CPUs to date (Sapphire Rapids: half the FMA's
+ * FLOP/s, so the dot products would be the slower path). Both homes
+ * decide alike, so they run the same kernel on the same CPU.
+ *
+ * Return: true where the avx512 variant's kernels use them.
+ */
+bool rbln_model_mm_a_bf16_ok(void)
+{
+#if defined(__x86_64__)
+	return rbln_model_cpu_avx512_ok() && rbln_os_cpu_has_avx512bf16() &&
+	       !rbln_os_cpu_is_intel();
+#else
+	return false;
+#endif
+}
+
+/**
  * rbln_model_cpu_name() - name of an &enum rbln_model_cpu value
  * @cpu: the value
  *

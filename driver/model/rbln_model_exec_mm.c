@@ -134,6 +134,11 @@ static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 	job->mb = RBLN_MODEL_MM_MB;
 	job->pg = RBLN_MODEL_MM_PG;
 	job->msub = RBLN_MODEL_MM_MSUB;
+	if (job->mm.a_bf16 && kern->mm_a_bf16 &&
+	    job->mm.dtype == RBLN_DTYPE_BF16 &&
+	    job->mm.layout == RBLN_LAYOUT_PACKED16 &&
+	    job->mm.m >= kern->mm_a_bf16_min_rows && rbln_model_mm_a_bf16_ok())
+		job->fn = kern->mm_a_bf16;
 	if (kern->mm_tiles && job->mm.dtype == RBLN_DTYPE_BF16 &&
 	    job->mm.m >= kern->mm_tiles_min_rows) {
 		job->fn = kern->mm_tiles;
@@ -154,7 +159,8 @@ static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 		}
 		job->msub = job->mb;
 	}
-	if (job->fn == kern->mm && job->mm.m <= RBLN_MODEL_MM_STREAM_ROWS)
+	if (job->fn != kern->mm_tiles &&
+	    job->mm.m <= RBLN_MODEL_MM_STREAM_ROWS)
 		while (job->pg > RBLN_MODEL_MM_STREAM_PG &&
 		       (job->panels + job->pg - 1) / job->pg < 2 * engines)
 			job->pg /= 2;
@@ -201,6 +207,7 @@ int rbln_model_exec_matmul(const struct rbln_isa_matmul *c,
 			.dtype = c->dtype,
 			.layout = c->layout,
 			.accumulate = c->hdr.flags & RBLN_MATMUL_ACCUMULATE,
+			.a_bf16 = c->hdr.flags & RBLN_MATMUL_A_BF16,
 		},
 	};
 	struct rbln_model_par par = {

@@ -199,6 +199,8 @@ int rbln_model_exec_add(u8 *dst, const u8 *a, const u8 *b, u64 n,
  * @dtype: type of @w
  * @layout: RBLN_LAYOUT_ROWMAJOR or RBLN_LAYOUT_PACKED16
  * @accumulate: start from @c's old values rather than from zero
+ * @a_bf16: the command allows activations rounded to bf16
+ *	(RBLN_MATMUL_A_BF16)
  * @scales: RBLN_DTYPE_I8: the float32 scales after the weights, 16 per
  *	panel (any alignment); NULL for the float types
  * @prefetch: bytes ahead a tile of rows prefetches its panel of packed
@@ -215,6 +217,7 @@ struct rbln_model_mm {
 	u32 dtype;
 	u32 layout;
 	bool accumulate;
+	bool a_bf16;
 	const u8 *scales;
 	u32 prefetch;
 };
@@ -293,6 +296,10 @@ struct rbln_model_seq {
  *	contract as @mm), run in larger pieces (rbln_model_exec_mm.c)
  * @mm_tiles_min_rows: fewest rows of a command that @mm_tiles runs; the
  *	choice is per command, so one command has one kernel's bits
+ * @mm_a_bf16: NULL, or a MATMUL of packed bf16 weights that rounds the
+ *	activations to bf16 (same contract as @mm otherwise), for commands
+ *	with RBLN_MATMUL_A_BF16 where rbln_model_mm_a_bf16_ok()
+ * @mm_a_bf16_min_rows: fewest rows of a command that @mm_a_bf16 runs
  * @embed: EMBED token rows [t0, t1), columns [c0, c1); -RBLN_EIO on a bad id
  * @rms_sumsq: add the squares of @n floats at @x to the 8 partial sums
  *	in @acc (lane i takes elements i, i + 8, ...: the order is fixed)
@@ -322,6 +329,9 @@ struct rbln_model_kernels {
 	void (*mm_tiles)(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 			 u32 p0, u32 p1, u32 k0, u32 k1);
 	u32 mm_tiles_min_rows;
+	void (*mm_a_bf16)(const struct rbln_model_mm *mm, u64 m0, u64 m1,
+			  u32 p0, u32 p1, u32 k0, u32 k1);
+	u32 mm_a_bf16_min_rows;
 	int (*embed)(const struct rbln_isa_embed *c, u8 *dst, const u8 *table,
 		     const u8 *ids, u64 rows, u64 t0, u64 t1, u32 c0, u32 c1);
 	void (*rms_sumsq)(const u8 *x, u32 n, u32 *acc);
@@ -346,12 +356,22 @@ struct rbln_model_kernels {
 };
 
 extern const struct rbln_model_kernels rbln_model_kernels_baseline;
+bool rbln_model_mm_a_bf16_ok(void);
 #if defined(__x86_64__)
 extern const struct rbln_model_kernels rbln_model_kernels_avx2;
 extern const struct rbln_model_kernels rbln_model_kernels_avx512;
 /* rbln_model_kern_avx512.c: the AVX-512 variant's MATMUL */
 void rbln_model_mm_avx512(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 			  u32 p0, u32 p1, u32 k0, u32 k1);
+/*
+ * rbln_model_kern_dpbf16.c: MATMUL of packed bf16 weights on AVX512-BF16
+ * dot products, for commands with RBLN_MATMUL_A_BF16, on CPUs where
+ * rbln_model_mm_a_bf16_ok()
+ */
+void rbln_model_mm_dpbf16(const struct rbln_model_mm *mm, u64 m0, u64 m1,
+			  u32 p0, u32 p1, u32 k0, u32 k1);
+/* Fewest rows of a MATMUL that runs rbln_model_mm_dpbf16(). */
+#define RBLN_MODEL_A_BF16_MIN_ROWS	4U
 /* rbln_model_kern_avx512.c: the AVX-512 variant's ATTENTION */
 int rbln_model_attn_part_avx512(const struct rbln_model_attn *at,
 				const struct rbln_model_seq *seq, u32 k0,

@@ -98,6 +98,8 @@ const struct rbln_model_kernels rbln_model_kernels_avx2 = {
 const struct rbln_model_kernels rbln_model_kernels_avx512 = {
 	.name = "avx512",
 	.mm = rbln_model_mm_avx512,
+	.mm_a_bf16 = rbln_model_mm_dpbf16,
+	.mm_a_bf16_min_rows = RBLN_MODEL_A_BF16_MIN_ROWS,
 	RBLN_K_AVX512_ATTN,
 	RBLN_K_AVX2_NON_MM,
 };

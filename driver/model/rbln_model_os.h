@@ -68,6 +68,17 @@ static inline bool rbln_os_cpu_has_avx512f(void)
 #endif
 }
 
+/* vdpbf16ps and vcvtne2ps2bf16 (AVX512-BF16); cleared with AVX-512F. */
+static inline bool rbln_os_cpu_has_avx512bf16(void)
+{
+#ifdef CONFIG_X86
+	return boot_cpu_has(X86_FEATURE_AVX512_BF16) &&
+	       boot_cpu_has(X86_FEATURE_AVX512BW);
+#else
+	return false;
+#endif
+}
+
 static inline bool rbln_os_cpu_is_intel(void)
 {
 #ifdef CONFIG_X86
@@ -151,6 +162,13 @@ static inline bool rbln_os_cpu_has_avx512f(void)
 	return __builtin_cpu_supports("avx512f");
 }
 
+static inline bool rbln_os_cpu_has_avx512bf16(void)
+{
+	return __builtin_cpu_supports("avx512f") &&
+	       __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512bf16");
+}
+
 static inline bool rbln_os_cpu_is_intel(void)
 {
 	return __builtin_cpu_is("intel");
@@ -208,6 +226,11 @@ static inline bool rbln_os_cpu_has_fma(void)
 }
 
 static inline bool rbln_os_cpu_has_avx512f(void)
+{
+	return false;
+}
+
+static inline bool rbln_os_cpu_has_avx512bf16(void)
 {
 	return false;
 }

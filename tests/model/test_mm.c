@@ -42,7 +42,7 @@
  * @wsize: bytes of @wbuf
  */
 struct mm_case {
-	uint32_t m, k, n, dtype, layout, acc;
+	uint32_t m, k, n, dtype, layout, acc, a_bf16;
 	float *a, *w, *c0;
 	int8_t *q;
 	float *scale;
@@ -183,7 +183,8 @@ static float *mm_run(const struct mm_case *mc,
 	};
 	struct rbln_isa_matmul cmd = {
 		.hdr = { .opcode = RBLN_OP_MATMUL, .size = sizeof(cmd),
-			 .flags = mc->acc ? RBLN_MATMUL_ACCUMULATE : 0 },
+			 .flags = (mc->acc ? RBLN_MATMUL_ACCUMULATE : 0) |
+				  (mc->a_bf16 ? RBLN_MATMUL_A_BF16 : 0) },
 		.dst = OPND(0, 0, csize),
 		.a = OPND(1, 0, (uint64_t)mc->m * mc->k * 4),
 		.w = OPND(2, 0, mc->wsize),
@@ -224,13 +225,16 @@ static void mm_check(const struct mm_case *mc, const float *got,
 			}
 			err = fabs(got[(size_t)i * mc->n + j] - ref);
 			tol = (mc->k + 2) * ldexp(mag, -24) + 1e-30;
+			/* Activations rounded to bf16: 2^-8 of each term. */
+			if (mc->a_bf16)
+				tol += ldexp(mag, -8);
 			if (!(err <= tol))
 				fail_msg("%s %s m=%u k=%u n=%u dtype %u layout %u "
-					 "acc %u: [%u,%u] = %.9g, want %.9g "
-					 "(tol %.3g)", what,
+					 "acc %u a_bf16 %u: [%u,%u] = %.9g, "
+					 "want %.9g (tol %.3g)", what,
 					 rbln_model_kernels()->name, mc->m,
 					 mc->k, mc->n, mc->dtype, mc->layout,
-					 mc->acc, i, j,
+					 mc->acc, mc->a_bf16, i, j,
 					 got[(size_t)i * mc->n + j], ref, tol);
 		}
 }
@@ -599,6 +603,120 @@ static void test_mm_avx512_amx_by_rows(void **state)
 		}
 }
 
+/*
+ * @x rounded to bf16 as vcvtne2ps2bf16 rounds: to nearest, ties to even,
+ * subnormals to zero (finite inputs only: the cases hold no others).
+ */
+static float round_bf16(float x)
+{
+	uint32_t u;
+
+	memcpy(&u, &x, 4);
+	if (!(u & 0x7f800000U))
+		u &= 0x80000000U;
+	else
+		u = (u + 0x7fffU + ((u >> 16) & 1U)) & 0xffff0000U;
+	memcpy(&x, &u, 4);
+	return x;
+}
+
+/*
+ * Whether @mc with RBLN_MATMUL_A_BF16 rounds its activations under variant
+ * @v here: the bf16 dot products of rbln_model_kern_dpbf16.c.
+ */
+static bool mm_rounds(const struct mm_case *mc, uint32_t v)
+{
+	return v == RBLN_MODEL_CPU_AVX512 && rbln_model_mm_a_bf16_ok() &&
+	       mc->dtype == RBLN_DTYPE_BF16 &&
+	       mc->layout == RBLN_LAYOUT_PACKED16 &&
+	       mc->m >= RBLN_MODEL_A_BF16_MIN_ROWS;
+}
+
+/*
+ * @mc (RBLN_MATMUL_A_BF16 set) against its run without the flag, @plain:
+ * within the flag's tolerance always; where the variant rounds, the
+ * product of the rounded activations within float32's own bound (so the
+ * kernel rounds each activation once, to nearest even, and adds the exact
+ * products in float32) and not the float32 bits; elsewhere those bits.
+ */
+static void mm_check_a_bf16(const struct mm_case *mc, const float *plain,
+			    const float *got, uint32_t v)
+{
+	size_t bytes = (size_t)mc->m * mc->n * 4, i;
+	struct mm_case r = *mc;
+
+	mm_check(mc, got, "a_bf16");
+	if (!mm_rounds(mc, v)) {
+		assert_memory_equal(plain, got, bytes);
+		return;
+	}
+	r.a_bf16 = 0;
+	r.a = xmalloc((size_t)mc->m * mc->k * 4);
+	for (i = 0; i < (size_t)mc->m * mc->k; i++)
+		r.a[i] = round_bf16(mc->a[i]);
+	mm_check(&r, got, "a_bf16 against the rounded activations");
+	free(r.a);
+	assert_memory_not_equal(plain, got, bytes);
+}
+
+/*
+ * RBLN_MATMUL_A_BF16 in every variant, type and layout, on edge shapes
+ * (rows around the rounding kernel's threshold and its 8-row tiles, odd
+ * k, k over several 64-step chunks and 256-step blocks, partial panels,
+ * odd panel counts), plain and accumulating; then any number of engines
+ * gives the same bits.
+ */
+static void test_mm_a_bf16(void **state)
+{
+	static const uint32_t shapes[][3] = {
+		{ 1, 64, 16 }, { 3, 70, 20 }, { 4, 64, 16 }, { 5, 1, 3 },
+		{ 8, 7, 17 }, { 9, 129, 48 }, { 12, 130, 33 },
+		{ 24, 257, 40 }, { 37, 1100, 129 },
+	};
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, s, dt, lay;
+	uint32_t acc, e;
+	struct mm_case mc;
+	struct fake_env f;
+	float *plain, *got, *base;
+
+	(void)state;
+	for (i = 0; i < nv; i++) {
+		test_set_variant(v[i]);
+		fake_env_init(&f, 1);
+		for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+			for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++)
+				for (lay = 0; lay < RBLN_LAYOUT_COUNT; lay++)
+					for (acc = 0; acc < 2; acc++) {
+						mm_init(&mc, shapes[s][0],
+							shapes[s][1],
+							shapes[s][2], dt, lay,
+							acc);
+						plain = mm_run(&mc, &f.env);
+						mc.a_bf16 = 1;
+						got = mm_run(&mc, &f.env);
+						mm_check_a_bf16(&mc, plain, got,
+								v[i]);
+						free(plain);
+						free(got);
+						mm_free(&mc);
+					}
+		mm_init(&mc, 200, 300, 300, RBLN_DTYPE_BF16,
+			RBLN_LAYOUT_PACKED16, 0);
+		mc.a_bf16 = 1;
+		base = mm_run(&mc, &f.env);
+		mm_check(&mc, base, "a_bf16 engines");
+		for (e = 2; e <= 5; e++) {
+			fake_env_init(&f, e);
+			f.reverse = e % 2;
+			got = mm_run(&mc, &f.env);
+			assert_memory_equal(base, got, (size_t)mc.m * mc.n * 4);
+			free(got);
+		}
+		free(base);
+		mm_free(&mc);
+	}
+}
+
 static void test_mm_cancel_and_unmapped(void **state)
 {
 	struct rbln_model_diag diag;
@@ -659,6 +777,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_mm_rows_independent,
 					  restore_variant),
 		cmocka_unit_test_teardown(test_mm_engines, restore_variant),
+		cmocka_unit_test_teardown(test_mm_a_bf16, restore_variant),
 		cmocka_unit_test_teardown(test_mm_decode_pieces,
 					  restore_variant),
 		cmocka_unit_test_teardown(test_mm_variants_deterministic,
