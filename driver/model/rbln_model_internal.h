@@ -371,7 +371,7 @@ void rbln_model_mm_avx512(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 void rbln_model_mm_dpbf16(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 			  u32 p0, u32 p1, u32 k0, u32 k1);
 /* Fewest rows of a MATMUL that runs rbln_model_mm_dpbf16(). */
-#define RBLN_MODEL_A_BF16_MIN_ROWS	4U
+#define RBLN_MODEL_A_BF16_MIN_ROWS	16U
 /* rbln_model_kern_avx512.c: the AVX-512 variant's ATTENTION */
 int rbln_model_attn_part_avx512(const struct rbln_model_attn *at,
 				const struct rbln_model_seq *seq, u32 k0,

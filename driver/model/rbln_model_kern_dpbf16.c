@@ -41,7 +41,17 @@
 #define RBLN_DP_ATTR	__attribute__((__target__("avx512f,avx512bw,avx512bf16")))
 #define RBLN_DP_MR	8U	/* rows of a register tile */
 #define RBLN_DP_NP	2U	/* panels of a register tile */
-#define RBLN_DP_KC	64U	/* k steps converted at a time: 32 pairs */
+/*
+ * k steps converted at a time: in the kernel 64 (a 1 KiB buffer for the
+ * 2 KiB frames), in userspace a whole k block of rbln_model_exec_mm.c
+ * (fewer reloads of the sums). The sums go through the output exactly
+ * between chunks, so both give the same bits.
+ */
+#if defined(__KERNEL__)
+#define RBLN_DP_KC	64U
+#else
+#define RBLN_DP_KC	256U
+#endif
 #define RBLN_DP_PAIRS	(RBLN_DP_KC / 2)
 #define RBLN_DP_ROW	(RBLN_ISA_PACK_COLS * 2U)	/* bytes of a panel row */
 
@@ -114,10 +124,15 @@ static RBLN_DP_ATTR void rbln_dp_convert(const float *a, u64 lda, u32 mr,
 	u32 r, k, n;
 
 	for (r = 0; r < mr; r++) {
-		for (k = 0; k < kc; k += 32) {
-			n = kc - k < 32 ? kc - k : 32;
-			if (n < 32)
-				memset(x, 0, sizeof(x));
+		for (k = 0; k + 32 <= kc; k += 32) {
+			/* Constant sizes: vector loads and a store. */
+			memcpy(x, a + r * lda + k, sizeof(x));
+			v = rbln_dp_cvt(x[0], x[1]);
+			memcpy(ap + r * RBLN_DP_PAIRS + k / 2, &v, sizeof(v));
+		}
+		if (k < kc) {
+			n = kc - k;
+			memset(x, 0, sizeof(x));
 			memcpy(x, a + r * lda + k, n * sizeof(float));
 			v = rbln_dp_cvt(x[0], x[1]);
 			memcpy(ap + r * RBLN_DP_PAIRS + k / 2, &v,
