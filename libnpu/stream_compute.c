@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Builders of the compute commands of ISA 1.1: each turns a shape into
+ * Builders of the compute commands of ISA 1.1 (and the flags and fields
+ * 1.2 and 1.3 added to them): each turns a shape into
  * operand sizes (overflow-checked: a size that wraps would name the wrong
  * bytes, so it is a builder error, not something for the device to find)
  * and has the ISA encoder append the command. Everything else (ranges,
@@ -151,6 +152,8 @@ uint64_t npu_packed_weights_size(enum npu_dtype dtype, uint32_t n, uint32_t k)
 
 void npu_stream_matmul(npu_stream *s, const struct npu_matmul *op)
 {
+	uint32_t flags = (op->accumulate ? RBLN_MATMUL_ACCUMULATE : 0) |
+			 (op->a_bf16 ? RBLN_MATMUL_A_BF16 : 0);
 	struct rbln_isa_operand dst, a, w;
 	uint64_t asz, dsz, wsz;
 	uint32_t dacc;
@@ -166,6 +169,12 @@ void npu_stream_matmul(npu_stream *s, const struct npu_matmul *op)
 	     mul3(op->m, op->n, 4, &dsz) && dsz && wsz;
 	if (!ok)
 		ok = shape_error(s, "npu_stream_matmul");
+	if (ok && op->a_bf16 != 0 && op->a_bf16 != 1) {
+		npu_stream_set_error(s, npu_fail(-EINVAL,
+			"npu_stream_matmul: a_bf16 is %d, not 0 or 1",
+			op->a_bf16));
+		ok = false;
+	}
 	dacc = op->accumulate ? NPU_ACCESS_RW : T_WRITE;
 	ok = ok && tensor(s, &dst, op->dst, dacc, dsz, "matmul dst") &&
 	     tensor(s, &a, op->a, T_READ, asz, "matmul a") &&
@@ -173,7 +182,7 @@ void npu_stream_matmul(npu_stream *s, const struct npu_matmul *op)
 	if (ok)
 		isa_encode_matmul(&s->enc, dst, a, w, isa_dtype(op->dtype),
 				  (enum rbln_isa_layout)op->layout, op->k,
-				  op->n, op->accumulate);
+				  op->n, flags);
 	npu_stream_end(s);
 }
 

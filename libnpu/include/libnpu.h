@@ -357,11 +357,13 @@ int npu_stream_submit(npu_stream *s, npu_queue *q, npu_fence *const *wait,
 
 /*
  * Builders of the compute commands of ISA 1.1 (libnpu 1.1; devices report
- * isa_minor >= 1; a head-major KV cache, NPU_KV_HEAD_MAJOR, needs 1.2). Shapes are in elements, tensors are (buffer, byte
- * offset) and dense unless a stride says otherwise; the builder computes
- * every operand's size from the shape (an overflow is -EINVAL, sticky like
- * every builder error) and the device validates the rest at submission.
- * Documentation/isa-compute.md has the semantics and numerics of each.
+ * isa_minor >= 1; a head-major KV cache, NPU_KV_HEAD_MAJOR, needs 1.2;
+ * MATMUL's bfloat16 activations, npu_matmul.a_bf16, need 1.3). Shapes are
+ * in elements, tensors are (buffer, byte offset) and dense unless a stride
+ * says otherwise; the builder computes every operand's size from the shape
+ * (an overflow is -EINVAL, sticky like every builder error) and the device
+ * validates the rest at submission. Documentation/isa-compute.md has the
+ * semantics and numerics of each.
  */
 
 enum npu_dtype {
@@ -440,6 +442,15 @@ struct npu_matmul {
 	enum npu_layout layout;
 	/* Add to dst (residual add) instead of overwriting it. */
 	int accumulate;
+	/*
+	 * libnpu 1.3, ISA 1.3 (RBLN_MATMUL_A_BF16): 1 lets the device round
+	 * each activation to bfloat16 before it multiplies, for bfloat16
+	 * dot-product units' speed; products and sums stay float32 and the
+	 * result is within (k + 1) * 2^-24 * sum|a w| + 2^-8 * sum|a w| of
+	 * the real product (the device may also not round). 0: float32
+	 * activations, as before 1.3. Any other value is -EINVAL.
+	 */
+	int a_bf16;
 };
 
 /** Rotary embedding in place (Hugging Face Llama, rotate-half pairs). */

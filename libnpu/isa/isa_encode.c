@@ -128,11 +128,10 @@ void isa_encode_rmsnorm(struct isa_stream *s, struct rbln_isa_operand dst,
 void isa_encode_matmul(struct isa_stream *s, struct rbln_isa_operand dst,
 		       struct rbln_isa_operand a, struct rbln_isa_operand w,
 		       enum rbln_isa_dtype dtype, enum rbln_isa_layout layout,
-		       uint32_t k, uint32_t n, bool accumulate)
+		       uint32_t k, uint32_t n, uint32_t flags)
 {
 	struct rbln_isa_matmul c = {
-		.hdr = header(RBLN_OP_MATMUL, sizeof(c),
-			      accumulate ? RBLN_MATMUL_ACCUMULATE : 0),
+		.hdr = header(RBLN_OP_MATMUL, sizeof(c), flags),
 		.dst = dst, .a = a, .w = w,
 		.dtype = (uint32_t)dtype, .layout = (uint32_t)layout,
 		.k = k, .n = n,

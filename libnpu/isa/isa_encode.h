@@ -96,10 +96,18 @@ void isa_encode_rmsnorm(struct isa_stream *s, struct rbln_isa_operand dst,
 			struct rbln_isa_operand src,
 			struct rbln_isa_operand weight,
 			enum rbln_isa_dtype dtype, uint32_t dim, float eps);
+/**
+ * isa_encode_matmul() - RBLN_OP_MATMUL
+ * @flags: the command's flags: RBLN_MATMUL_ACCUMULATE (add to @dst, the
+ *	residual add) and RBLN_MATMUL_A_BF16 (ISA 1.3: the device may round
+ *	the activations to bfloat16), stored as given (the device refuses
+ *	any other bit). A bool passes as RBLN_MATMUL_ACCUMULATE (bit 0), as
+ *	this parameter was before 1.3.
+ */
 void isa_encode_matmul(struct isa_stream *s, struct rbln_isa_operand dst,
 		       struct rbln_isa_operand a, struct rbln_isa_operand w,
 		       enum rbln_isa_dtype dtype, enum rbln_isa_layout layout,
-		       uint32_t k, uint32_t n, bool accumulate);
+		       uint32_t k, uint32_t n, uint32_t flags);
 
 /**
  * struct isa_rope_params - the frequencies of RBLN_OP_ROPE

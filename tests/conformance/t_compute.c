@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The compute commands of ISA 1.1 and 1.2 through libnpu's builders:
+ * The compute commands of ISA 1.1 to 1.3 through libnpu's builders:
  * MATMUL in both layouts (weights packed with npu_pack_weights()),
- * bfloat16 and int8 with its scales, against float64; one transformer
+ * bfloat16 and int8 with its scales, bfloat16 activations (1.3), against
+ * float64; one transformer
  * layer's worth of commands chained in a single stream (EMBED, RMSNORM,
  * MATMUL, ROPE, KV_WRITE and ATTENTION on a head-major cache, SWIGLU,
  * ARGMAX, TOPK), each result checked against a float64 reference computed
@@ -199,6 +200,135 @@ static void test_matmul_i8(void **state)
 	npu_buffer_free(bc2);
 	npu_buffer_free(brm);
 	npu_buffer_free(bpk);
+}
+
+/* The last command of @s's stream with @opcode, copied into @cmd. */
+static bool last_cmd(npu_stream *s, uint16_t opcode, void *cmd, size_t size)
+{
+	const uint8_t *p = npu_stream_data(s);
+	uint64_t at = sizeof(struct rbln_isa_stream_header);
+	uint64_t end = npu_stream_size(s);
+	bool found = false;
+
+	while (at < end) {
+		struct rbln_isa_cmd hdr;
+
+		memcpy(&hdr, p + at, sizeof(hdr));
+		assert_true(hdr.size >= sizeof(hdr) && hdr.size <= end - at);
+		if (hdr.opcode == opcode && hdr.size >= size) {
+			memcpy(cmd, p + at, size);
+			found = true;
+		}
+		at += hdr.size;
+	}
+	return found;
+}
+
+/*
+ * MATMUL's bfloat16 activations (ISA 1.3, npu_matmul.a_bf16): the command
+ * carries RBLN_MATMUL_A_BF16, and the result
+ * is within what the ISA allows, (k + 1) * 2^-24 * sum|a w| + 2^-8 *
+ * sum|a w| of the real product, whether the device rounds the activations
+ * (a kernel with bfloat16 dot products: the avx512 variant on AVX512-BF16
+ * CPUs, from 16 rows) or not. A one-row product, a decode batch and a
+ * prompt chunk's rows, accumulated onto dst too. a_bf16 other than 0 or 1
+ * is refused.
+ */
+static void check_matmul_bf16(const float *c, const float *a, const float *w,
+			      const float *c0, uint32_t m, uint32_t k,
+			      uint32_t n)
+{
+	for (uint32_t i = 0; i < m; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			double ref = c0 ? c0[i * n + j] : 0, prod = 0;
+
+			for (uint32_t x = 0; x < k; x++) {
+				ref += (double)a[i * k + x] * w[j * k + x];
+				prod += fabs((double)a[i * k + x] *
+					     w[j * k + x]);
+			}
+			if (!(fabs(c[i * n + j] - ref) <=
+			      (k + 2) * U * (prod + fabs(ref)) +
+			      prod / 256 + 1e-30))
+				fail_msg("a_bf16 matmul [%u,%u] %.9g want %.9g",
+					 i, j, c[i * n + j], ref);
+		}
+}
+
+static void test_matmul_a_bf16(void **state)
+{
+	struct fixture *fx = *state;
+	const uint32_t k = 96, n = 40, rows[3] = { 1, 9, 40 };
+	npu_device *dev = fx->dev[fx->count - 1];
+	npu_stream *s = fx->stream[fx->count - 1];
+	npu_queue *q = fx->queue[fx->count - 1];
+	float a[40 * 96], w[40 * 96], c0[40 * 40];
+	uint16_t wb[40 * 96];
+	struct rbln_isa_matmul cmd;
+	float *pa, *pc;
+	void *pwp;
+	npu_buffer *ba, *bc, *bwp;
+
+	for (uint32_t i = 0; i < 40 * k; i++)
+		a[i] = frand() * 3;
+	for (uint32_t i = 0; i < n * k; i++) {
+		wb[i] = to_bf16(frand());
+		w[i] = from_bf16(wb[i]);
+	}
+	for (uint32_t i = 0; i < 40 * n; i++)
+		c0[i] = frand();
+	ba = alloc_map(dev, sizeof(a), (void **)&pa);
+	bc = alloc_map(dev, sizeof(c0), (void **)&pc);
+	bwp = alloc_map(dev, npu_packed_weights_size(NPU_DTYPE_BF16, n, k),
+			&pwp);
+	memcpy(pa, a, sizeof(a));
+	assert_ok(npu_pack_weights(pwp, wb, NPU_DTYPE_BF16, n, k));
+	for (int r = 0; r < 3; r++) {
+		uint32_t m = rows[r];
+		struct npu_matmul mm = {
+			.dst = { bc, 0 }, .a = { ba, 0 }, .w = { bwp, 0 },
+			.m = m, .k = k, .n = n, .dtype = NPU_DTYPE_BF16,
+			.layout = NPU_LAYOUT_PACKED16, .a_bf16 = 1,
+		};
+
+		npu_stream_reset(s);
+		npu_stream_matmul(s, &mm);
+		assert_int_equal(npu_stream_error(s), 0);
+		assert_true(last_cmd(s, RBLN_OP_MATMUL, &cmd, sizeof(cmd)));
+		assert_int_equal(cmd.hdr.flags, RBLN_MATMUL_A_BF16);
+		conf_run(s, q);
+		check_matmul_bf16(pc, a, w, NULL, m, k, n);
+		/* Accumulating: both flags. */
+		memcpy(pc, c0, sizeof(c0));
+		mm.accumulate = 1;
+		npu_stream_matmul(s, &mm);
+		assert_true(last_cmd(s, RBLN_OP_MATMUL, &cmd, sizeof(cmd)));
+		assert_int_equal(cmd.hdr.flags,
+				 RBLN_MATMUL_A_BF16 | RBLN_MATMUL_ACCUMULATE);
+		conf_run(s, q);
+		check_matmul_bf16(pc, a, w, c0, m, k, n);
+	}
+	/* float32 activations, as before 1.3: no flag. */
+	npu_stream_reset(s);
+	npu_stream_matmul(s, &(struct npu_matmul){
+		.dst = { bc, 0 }, .a = { ba, 0 }, .w = { bwp, 0 }, .m = 1,
+		.k = k, .n = n, .dtype = NPU_DTYPE_BF16,
+		.layout = NPU_LAYOUT_PACKED16, .accumulate = 7,
+	});
+	assert_true(last_cmd(s, RBLN_OP_MATMUL, &cmd, sizeof(cmd)));
+	assert_int_equal(cmd.hdr.flags, RBLN_MATMUL_ACCUMULATE);
+	npu_stream_reset(s);
+	npu_stream_matmul(s, &(struct npu_matmul){
+		.dst = { bc, 0 }, .a = { ba, 0 }, .w = { bwp, 0 }, .m = 1,
+		.k = k, .n = n, .dtype = NPU_DTYPE_BF16,
+		.layout = NPU_LAYOUT_PACKED16, .a_bf16 = 2,
+	});
+	assert_int_equal(npu_stream_error(s), -EINVAL);
+	assert_detail_contains("a_bf16");
+	npu_stream_reset(s);
+	npu_buffer_free(ba);
+	npu_buffer_free(bc);
+	npu_buffer_free(bwp);
 }
 
 /* The tiny layer's dimensions. */
@@ -508,6 +638,68 @@ static void test_abi_1_1(void **state)
 	npu_buffer_free(bs_);
 }
 
+/*
+ * Binaries linked against libnpu 1.1 or 1.2 pass struct npu_matmul without
+ * the @a_bf16 that 1.3 appended, to npu_stream_matmul@LIBNPU_1.1: it must
+ * read only that structure (whatever follows it in the caller's memory)
+ * and encode float32 activations, as 1.2 did.
+ */
+static void test_abi_1_2(void **state)
+{
+	struct fixture *fx = *state;
+	npu_device *dev = fx->dev[0];
+	npu_stream *s = fx->stream[0];
+	const uint32_t m = 2, k = 24, n = 16;
+	void (*matmul_12)(npu_stream *, const void *);
+	void (*matmul_13)(npu_stream *, const struct npu_matmul *);
+	union {
+		struct npu_matmul mm;
+		unsigned char bytes[sizeof(struct npu_matmul)];
+	} v12;
+	struct rbln_isa_matmul cmd;
+	float *pa, *pw, *pc, c0[2 * 16];
+	npu_buffer *ba, *bw, *bc;
+
+	*(void **)&matmul_12 = dlvsym(RTLD_DEFAULT, "npu_stream_matmul",
+				      "LIBNPU_1.1");
+	*(void **)&matmul_13 = dlvsym(RTLD_DEFAULT, "npu_stream_matmul",
+				      "LIBNPU_1.3");
+	assert_non_null(matmul_12);
+	/* What a program built now calls. */
+	assert_true(matmul_13 == npu_stream_matmul);
+	assert_true((void *)matmul_12 != (void *)matmul_13);
+	ba = alloc_map(dev, m * k * 4, (void **)&pa);
+	bw = alloc_map(dev, n * k * 4, (void **)&pw);
+	bc = alloc_map(dev, m * n * 4, (void **)&pc);
+	for (uint32_t i = 0; i < m * k; i++)
+		pa[i] = frand();
+	for (uint32_t i = 0; i < n * k; i++)
+		pw[i] = frand();
+	for (uint32_t i = 0; i < m * n; i++)
+		pc[i] = c0[i] = frand();
+	/* What a 1.2 caller builds, and garbage where 1.3 has @a_bf16. */
+	memset(v12.bytes, 0xa5, sizeof(v12.bytes));
+	memcpy(v12.bytes, &(struct npu_matmul){
+		.dst = { bc, 0 }, .a = { ba, 0 }, .w = { bw, 0 }, .m = m,
+		.k = k, .n = n, .dtype = NPU_DTYPE_F32,
+		.layout = NPU_LAYOUT_ROWMAJOR, .accumulate = 1,
+	}, offsetof(struct npu_matmul, a_bf16));
+	npu_stream_reset(s);
+	matmul_12(s, &v12);
+	assert_int_equal(npu_stream_error(s), 0);
+	assert_true(last_cmd(s, RBLN_OP_MATMUL, &cmd, sizeof(cmd)));
+	assert_int_equal(cmd.hdr.flags, RBLN_MATMUL_ACCUMULATE);
+	conf_run(s, fx->queue[0]);
+	check_matmul(pc, pa, pw, c0, m, k, n);
+	/* The 1.3 function does read @a_bf16, and refuses the garbage. */
+	npu_stream_matmul(s, &v12.mm);
+	assert_int_equal(npu_stream_error(s), -EINVAL);
+	npu_stream_reset(s);
+	npu_buffer_free(ba);
+	npu_buffer_free(bw);
+	npu_buffer_free(bc);
+}
+
 static void test_errors(void **state)
 {
 	struct fixture *fx = *state;
@@ -697,6 +889,10 @@ const struct CMUnitTest conf_compute_tests[] = {
 	cmocka_unit_test_setup_teardown(test_layer_stream, fixture_setup,
 					fixture_teardown),
 	cmocka_unit_test_setup_teardown(test_abi_1_1, fixture_setup,
+					fixture_teardown),
+	cmocka_unit_test_setup_teardown(test_matmul_a_bf16, fixture_setup,
+					fixture_teardown),
+	cmocka_unit_test_setup_teardown(test_abi_1_2, fixture_setup,
 					fixture_teardown),
 	cmocka_unit_test_setup_teardown(test_errors, fixture_setup,
 					fixture_teardown),
