@@ -35,6 +35,13 @@
  * @limit: largest @size allowed (a multiple of RBLN_ISA_ALIGN)
  * @error: first error (-ENOMEM or -E2BIG), sticky until
  *	isa_stream_reset(); 0 if none
+ * @minor: the header's version_minor: the least ISA minor version that
+ *	gives the commands so far their meaning (1.1 the compute opcodes,
+ *	1.2 RBLN_KV_HEAD_MAJOR and RBLN_DTYPE_I8, 1.3 RBLN_MATMUL_A_BF16;
+ *	bytes the encoder does not recognise claim RBLN_ISA_VERSION_MINOR).
+ *	A stream of a lower minor is valid on every later device with the
+ *	same meaning (uapi/rbln_isa.h), so a stream runs on every device
+ *	that has what it uses, an older one included.
  */
 struct isa_stream {
 	uint8_t *data;
@@ -42,6 +49,7 @@ struct isa_stream {
 	size_t capacity;
 	size_t limit;
 	int error;
+	uint16_t minor;
 };
 
 /**

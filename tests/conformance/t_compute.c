@@ -3,7 +3,7 @@
  * The compute commands of ISA 1.1 to 1.3 through libnpu's builders:
  * MATMUL in both layouts (weights packed with npu_pack_weights()),
  * bfloat16 and int8 with its scales, bfloat16 activations (1.3), against
- * float64; one transformer
+ * float64; the ISA minor version each stream claims; one transformer
  * layer's worth of commands chained in a single stream (EMBED, RMSNORM,
  * MATMUL, ROPE, KV_WRITE and ATTENTION on a head-major cache, SWIGLU,
  * ARGMAX, TOPK), each result checked against a float64 reference computed
@@ -224,9 +224,17 @@ static bool last_cmd(npu_stream *s, uint16_t opcode, void *cmd, size_t size)
 	return found;
 }
 
+static unsigned int stream_minor(npu_stream *s)
+{
+	const struct rbln_isa_stream_header *h = npu_stream_data(s);
+
+	assert_int_equal(h->version_major, RBLN_ISA_VERSION_MAJOR);
+	return h->version_minor;
+}
+
 /*
  * MATMUL's bfloat16 activations (ISA 1.3, npu_matmul.a_bf16): the command
- * carries RBLN_MATMUL_A_BF16, and the result
+ * carries RBLN_MATMUL_A_BF16 and the stream claims ISA 1.3, and the result
  * is within what the ISA allows, (k + 1) * 2^-24 * sum|a w| + 2^-8 *
  * sum|a w| of the real product, whether the device rounds the activations
  * (a kernel with bfloat16 dot products: the avx512 variant on AVX512-BF16
@@ -296,6 +304,7 @@ static void test_matmul_a_bf16(void **state)
 		assert_int_equal(npu_stream_error(s), 0);
 		assert_true(last_cmd(s, RBLN_OP_MATMUL, &cmd, sizeof(cmd)));
 		assert_int_equal(cmd.hdr.flags, RBLN_MATMUL_A_BF16);
+		assert_int_equal(stream_minor(s), 3);
 		conf_run(s, q);
 		check_matmul_bf16(pc, a, w, NULL, m, k, n);
 		/* Accumulating: both flags. */
@@ -308,7 +317,7 @@ static void test_matmul_a_bf16(void **state)
 		conf_run(s, q);
 		check_matmul_bf16(pc, a, w, c0, m, k, n);
 	}
-	/* float32 activations, as before 1.3: no flag. */
+	/* float32 activations, as before 1.3: no flag, an ISA 1.1 stream. */
 	npu_stream_reset(s);
 	npu_stream_matmul(s, &(struct npu_matmul){
 		.dst = { bc, 0 }, .a = { ba, 0 }, .w = { bwp, 0 }, .m = 1,
@@ -317,6 +326,7 @@ static void test_matmul_a_bf16(void **state)
 	});
 	assert_true(last_cmd(s, RBLN_OP_MATMUL, &cmd, sizeof(cmd)));
 	assert_int_equal(cmd.hdr.flags, RBLN_MATMUL_ACCUMULATE);
+	assert_int_equal(stream_minor(s), 1);
 	npu_stream_reset(s);
 	npu_stream_matmul(s, &(struct npu_matmul){
 		.dst = { bc, 0 }, .a = { ba, 0 }, .w = { bwp, 0 }, .m = 1,
@@ -329,6 +339,70 @@ static void test_matmul_a_bf16(void **state)
 	npu_buffer_free(ba);
 	npu_buffer_free(bc);
 	npu_buffer_free(bwp);
+}
+
+/*
+ * A stream claims the least ISA minor version its commands need (a lower
+ * minor is valid on later devices with the same meaning), so that what it
+ * does not use does not keep it from an older device: 1.0 for data
+ * movement, 1.1 for the compute opcodes, 1.2 for int8 weights and the
+ * head-major KV cache, 1.3 for bfloat16 activations; a raw command the
+ * encoder does not know (opcode or flag) claims the current version.
+ */
+static void test_stream_minor(void **state)
+{
+	struct fixture *fx = *state;
+	npu_device *dev = fx->dev[0];
+	npu_stream *s = fx->stream[0];
+	npu_buffer *b = conf_alloc(dev, 1 << 16, 0);
+	struct rbln_isa_cmd unknown = {
+		.opcode = RBLN_OP_COUNT, .size = sizeof(unknown),
+	};
+	struct rbln_isa_cmd unknown_flag = {
+		.opcode = RBLN_OP_BARRIER, .size = sizeof(unknown_flag),
+		.flags = 0x80000000U,
+	};
+	struct npu_matmul mm = {
+		.dst = { b, 0 }, .a = { b, 4096 }, .w = { b, 8192 }, .m = 2,
+		.k = 32, .n = 16, .dtype = NPU_DTYPE_F32,
+		.layout = NPU_LAYOUT_ROWMAJOR,
+	};
+
+	npu_stream_reset(s);
+	assert_int_equal(stream_minor(s), 0);
+	npu_stream_fill(s, b, 0, 64, 0);
+	npu_stream_barrier(s);
+	assert_int_equal(stream_minor(s), 0);
+	npu_stream_matmul(s, &mm);
+	assert_int_equal(stream_minor(s), 1);
+	mm.dtype = NPU_DTYPE_I8;
+	npu_stream_matmul(s, &mm);
+	assert_int_equal(stream_minor(s), 2);
+	mm.dtype = NPU_DTYPE_F32;
+	npu_stream_matmul(s, &mm);
+	assert_int_equal(stream_minor(s), 2);	/* never lowered */
+	mm.a_bf16 = 1;
+	npu_stream_matmul(s, &mm);
+	assert_int_equal(stream_minor(s), 3);
+	assert_int_equal(npu_stream_error(s), 0);
+	npu_stream_reset(s);
+	assert_int_equal(stream_minor(s), 0);
+	npu_stream_kv_write(s, &(struct npu_kv_write){
+		.k_cache = { b, 0 }, .v_cache = { b, 4096 }, .k = { b, 8192 },
+		.v = { b, 12288 }, .slots = { b, 16384 }, .num_blocks = 2,
+		.tokens = 1, .block_size = 4, .kv_heads = 2, .head_dim = 8,
+		.dtype = NPU_DTYPE_F32, .layout = NPU_KV_HEAD_MAJOR,
+	});
+	assert_int_equal(stream_minor(s), 2);
+	npu_stream_reset(s);
+	npu_stream_raw(s, &unknown, sizeof(unknown));
+	assert_int_equal(stream_minor(s), RBLN_ISA_VERSION_MINOR);
+	/* So does a flag it does not know, on a command it knows. */
+	npu_stream_reset(s);
+	npu_stream_raw(s, &unknown_flag, sizeof(unknown_flag));
+	assert_int_equal(stream_minor(s), RBLN_ISA_VERSION_MINOR);
+	npu_stream_reset(s);
+	npu_buffer_free(b);
 }
 
 /* The tiny layer's dimensions. */
@@ -689,6 +763,7 @@ static void test_abi_1_2(void **state)
 	assert_int_equal(npu_stream_error(s), 0);
 	assert_true(last_cmd(s, RBLN_OP_MATMUL, &cmd, sizeof(cmd)));
 	assert_int_equal(cmd.hdr.flags, RBLN_MATMUL_ACCUMULATE);
+	assert_int_equal(stream_minor(s), 1);
 	conf_run(s, fx->queue[0]);
 	check_matmul(pc, pa, pw, c0, m, k, n);
 	/* The 1.3 function does read @a_bf16, and refuses the garbage. */
@@ -891,6 +966,8 @@ const struct CMUnitTest conf_compute_tests[] = {
 	cmocka_unit_test_setup_teardown(test_abi_1_1, fixture_setup,
 					fixture_teardown),
 	cmocka_unit_test_setup_teardown(test_matmul_a_bf16, fixture_setup,
+					fixture_teardown),
+	cmocka_unit_test_setup_teardown(test_stream_minor, fixture_setup,
 					fixture_teardown),
 	cmocka_unit_test_setup_teardown(test_abi_1_2, fixture_setup,
 					fixture_teardown),
