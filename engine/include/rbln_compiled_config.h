@@ -36,6 +36,19 @@ enum rbln_quantize {
 	RBLN_QUANT_W8A16,
 };
 
+/*
+ * The precision of the activations MATMUL multiplies (--matmul-precision,
+ * rbln_config.json "matmul_precision"). bf16 sets RBLN_MATMUL_A_BF16 on
+ * every MATMUL of the programs: the device may round each activation to
+ * bfloat16 (a relative error of at most 2^-9) and use its bfloat16
+ * dot-product units; products, sums and everything else stay float32. The
+ * programs then need a device of ISA 1.3.
+ */
+enum rbln_matmul_precision {
+	RBLN_MATMUL_F32,
+	RBLN_MATMUL_BF16,
+};
+
 enum rbln_attn_impl {
 	RBLN_ATTN_EAGER,	/* one KV partition of max_seq_len; block = max_seq_len */
 	RBLN_ATTN_FLASH,	/* partitions of kvcache_partition_len; block = partition */
@@ -57,6 +70,7 @@ struct rbln_compiled_config {
 	enum rbln_dtype dtype;
 	enum rbln_dtype kv_cache_dtype;
 	enum rbln_quantize quantize;
+	enum rbln_matmul_precision matmul_precision;
 	bool dummy_weights;
 	uint64_t compile_id;			/* ties the files of one compile together */
 	struct rbln_llama_config model;		/* config.json as compiled */
@@ -87,5 +101,15 @@ const char *rbln_attn_impl_name(enum rbln_attn_impl a);
 const char *rbln_quantize_name(enum rbln_quantize q);
 /* Parses that spelling; -EINVAL for anything else. */
 int rbln_quantize_parse(const char *s, enum rbln_quantize *q);
+/* "float32" or "bf16", as rbln_config.json and --matmul-precision spell them. */
+const char *rbln_matmul_precision_name(enum rbln_matmul_precision p);
+/* Parses that spelling; -EINVAL for anything else. */
+int rbln_matmul_precision_parse(const char *s, enum rbln_matmul_precision *p);
+/*
+ * The least ISA minor version (major 1) of a device that runs the programs
+ * of cc: 2 (compute opcodes, head-major KV cache, int8 weights), 3 with
+ * bf16 MATMUL activations (RBLN_MATMUL_A_BF16).
+ */
+unsigned int rbln_compiled_isa_minor(const struct rbln_compiled_config *cc);
 
 #endif

@@ -94,8 +94,9 @@ int main(int argc, char **argv)
 		       cc.kvcache_partition_len, cc.kvcache_block_size, cc.kvcache_num_blocks);
 		for (size_t i = 0; i < cc.n_decoder_batch_sizes; i++)
 			printf("%s%u", i ? "," : " ", cc.decoder_batch_sizes[i]);
-		printf(", prefill_chunk_size %u, quantize %s\n", cc.prefill_chunk_size,
-		       rbln_quantize_name(cc.quantize));
+		printf(", prefill_chunk_size %u, quantize %s, matmul_precision %s\n",
+		       cc.prefill_chunk_size, rbln_quantize_name(cc.quantize),
+		       rbln_matmul_precision_name(cc.matmul_precision));
 	}
 	return 0;
 }

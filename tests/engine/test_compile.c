@@ -13,7 +13,10 @@
 #include <unistd.h>
 
 #include "engine_helpers.h"
+#include "program/files.h"
 #include "rbln_config.h"
+#include "rbln_isa.h"
+#include "runtime/runtime_internal.h"
 
 static struct rbln_llama_config llama3_config(void)
 {
@@ -294,6 +297,178 @@ static void test_quantize_recorded(void **state)
 	free(pw);
 }
 
+/* MATMUL commands of a program file, and how many carry each flag. */
+struct matmul_count {
+	unsigned int matmuls, a_bf16, int8;
+	unsigned int minor;	/* the stream header's ISA minor version */
+};
+
+static void count_matmuls(const char *path, struct matmul_count *c)
+{
+	struct program_image img;
+	struct rbln_error err = { 0 };
+	const uint8_t *p;
+	uint64_t at;
+
+	if (rbln_program_file_read(path, &img, &err))
+		fail_msg("%s", err.msg);
+	p = img.stream;
+	c->minor = ((const struct rbln_isa_stream_header *)img.stream)->version_minor;
+	for (at = sizeof(struct rbln_isa_stream_header); at < img.hdr.stream_size;) {
+		struct rbln_isa_matmul mm;
+		struct rbln_isa_cmd hdr;
+
+		memcpy(&hdr, p + at, sizeof(hdr));
+		assert_true(hdr.size >= sizeof(hdr) && hdr.size <= img.hdr.stream_size - at);
+		if (hdr.opcode == RBLN_OP_MATMUL) {
+			assert_int_equal(hdr.size, sizeof(mm));
+			memcpy(&mm, p + at, sizeof(mm));
+			c->matmuls++;
+			c->a_bf16 += !!(hdr.flags & RBLN_MATMUL_A_BF16);
+			c->int8 += mm.dtype == RBLN_DTYPE_I8;
+		}
+		at += hdr.size;
+	}
+	rbln_program_image_free(&img);
+}
+
+/*
+ * Every MATMUL of every program of every rank carries RBLN_MATMUL_A_BF16
+ * exactly when the model was compiled with --matmul-precision bf16, and
+ * those programs claim ISA 1.3 (float32 ones 1.2, so an ISA 1.2 device
+ * runs them). Returns the MATMULs seen.
+ */
+static unsigned int check_programs(const char *dir, bool bf16, bool int8)
+{
+	struct rbln_compiled_config cc;
+	struct rbln_error err = { 0 };
+	unsigned int total = 0;
+	uint32_t r;
+	size_t i;
+
+	if (rbln_compiled_config_load(dir, &cc, &err))
+		fail_msg("%s", err.msg);
+	for (r = 0; r < cc.tensor_parallel_size; r++)
+		for (i = 0; i <= cc.n_decoder_batch_sizes; i++) {
+			struct matmul_count c = { 0 };
+			char name[64], *path;
+
+			if (i < cc.n_decoder_batch_sizes)
+				snprintf(name, sizeof(name), "rank_%u/decoder_batch_%u.rbln", r,
+					 cc.decoder_batch_sizes[i]);
+			else
+				snprintf(name, sizeof(name), "rank_%u/prefill.rbln", r);
+			path = test_join(dir, name);
+			count_matmuls(path, &c);
+			/* q/k/v, o, gate/up, down per layer, and the lm_head. */
+			assert_int_equal(c.matmuls, 4 * cc.model.num_hidden_layers + 1);
+			if (c.a_bf16 != (bf16 ? c.matmuls : 0))
+				fail_msg("%s: %u of %u MATMULs have RBLN_MATMUL_A_BF16", name,
+					 c.a_bf16, c.matmuls);
+			assert_int_equal(c.int8, int8 ? c.matmuls : 0);
+			assert_int_equal(c.minor, bf16 ? 3 : 2);
+			total += c.matmuls;
+			free(path);
+		}
+	return total;
+}
+
+/*
+ * --matmul-precision bf16 is recorded in rbln_config.json, set on every
+ * MATMUL of the programs (with w8a16 too), and checked when read: an
+ * unknown value is refused naming the key, a directory without the key
+ * (compiled before it existed) is float32. The runtime refuses bf16
+ * programs on a device older than ISA 1.3, float32 ones need 1.2.
+ */
+static void test_matmul_precision(void **state)
+{
+	struct rbln_compile_options o = { .tensor_parallel_size = 2,
+					  .matmul_precision = RBLN_MATMUL_BF16 };
+	struct rbln_compile_options q = { .quantize = RBLN_QUANT_W8A16,
+					  .matmul_precision = RBLN_MATMUL_BF16 };
+	struct rbln_compile_options plain = { .tensor_parallel_size = 2 };
+	char *dir = compiled_llama2(&o), *path = test_join(dir, "rbln_config.json");
+	char *qdir = compiled_llama2(&q), *pdir = compiled_llama2(&plain);
+	char *ppath = test_join(pdir, "rbln_config.json");
+	struct rbln_compiled_config cc;
+	struct rbln_error err = { 0 };
+	struct rbln_runtime *e = NULL;
+	size_t len;
+	char *text;
+
+	(void)state;
+	assert_int_equal(rbln_compiled_config_load(dir, &cc, &err), 0);
+	assert_int_equal(cc.matmul_precision, RBLN_MATMUL_BF16);
+	assert_int_equal(rbln_compiled_isa_minor(&cc), 3);
+	text = test_read_file(path, &len);
+	assert_non_null(strstr(text, "\"matmul_precision\": \"bf16\""));
+	free(text);
+	assert_true(check_programs(dir, true, false) > 0);
+	check_programs(qdir, true, true);
+	assert_int_equal(rbln_compiled_config_load(pdir, &cc, &err), 0);
+	assert_int_equal(cc.matmul_precision, RBLN_MATMUL_F32);
+	assert_int_equal(rbln_compiled_isa_minor(&cc), 2);
+	text = test_read_file(ppath, &len);
+	assert_non_null(strstr(text, "\"matmul_precision\": \"float32\""));
+	free(text);
+	check_programs(pdir, false, false);
+
+	/* The device check, with the device's version as libnpu reports it. */
+	assert_int_equal(rbln_runtime_check_isa(&cc, 1, "/dev/accel/accel1", 1, 2, &err), 0);
+	assert_int_equal(rbln_runtime_check_isa(&cc, 1, "/dev/accel/accel1", 1, 1, &err),
+			 -ENOTSUP);
+	test_assert_contains_all(err.msg, "rank 1", "ISA 1.1", "need 1.2", NULL);
+	cc.matmul_precision = RBLN_MATMUL_BF16;
+	assert_int_equal(rbln_runtime_check_isa(&cc, 0, "emul0", 1, 3, &err), 0);
+	assert_int_equal(rbln_runtime_check_isa(&cc, 0, "emul0", 1, 4, &err), 0);
+	assert_int_equal(rbln_runtime_check_isa(&cc, 0, "emul0", 1, 2, &err), -ENOTSUP);
+	test_assert_contains_all(err.msg, "rank 0: device emul0 runs ISA 1.2",
+				 "--matmul-precision bf16", "need ISA 1.3", NULL);
+	test_assert_contains_all(err.msg, "--matmul-precision float32", NULL, NULL);
+	assert_int_equal(rbln_runtime_check_isa(&cc, 0, "emul0", 2, 3, &err), -ENOTSUP);
+	test_assert_contains_all(err.msg, "ISA 2.3", NULL, NULL);
+
+	/* A bf16 model loads and generates (on the emulated ISA 1.3 devices). */
+	if (rbln_runtime_open(dir, NULL, &e, &err))
+		fail_msg("%s", err.msg);
+	rbln_runtime_close(e);
+
+	edit_file(path, "\"bf16\"", "\"fp8\"");
+	assert_int_equal(rbln_compiled_config_load(dir, &cc, &err), -EINVAL);
+	test_assert_contains_all(err.msg, "matmul_precision", "\"fp8\"",
+				 "expected float32 or bf16", NULL);
+	edit_file(path, "\"fp8\"", "true");
+	assert_int_not_equal(rbln_compiled_config_load(dir, &cc, &err), 0);
+	test_assert_contains_all(err.msg, "matmul_precision", "must be a string", NULL);
+	/* Compiled before the key existed: float32, and it runs. */
+	edit_file(ppath, "\"matmul_precision\": \"float32\",", "");
+	text = test_read_file(ppath, &len);
+	assert_null(strstr(text, "matmul_precision"));
+	free(text);
+	assert_int_equal(rbln_compiled_config_load(pdir, &cc, &err), 0);
+	assert_int_equal(cc.matmul_precision, RBLN_MATMUL_F32);
+	if (rbln_runtime_open(pdir, NULL, &e, &err))
+		fail_msg("%s", err.msg);
+	rbln_runtime_close(e);
+
+	/* Only the two values come through the options. */
+	o.matmul_precision = (enum rbln_matmul_precision)7;
+	o.tensor_parallel_size = 1;
+	{
+		struct rbln_llama_config c = llama3_config();
+
+		REFUSED(&c, &o, "--matmul-precision");
+	}
+	test_rmtree(dir);
+	test_rmtree(qdir);
+	test_rmtree(pdir);
+	free(dir);
+	free(qdir);
+	free(pdir);
+	free(path);
+	free(ppath);
+}
+
 static void truncate_file(const char *path, off_t len)
 {
 	assert_int_equal(truncate(path, len), 0);
@@ -532,6 +707,7 @@ int main(void)
 		cmocka_unit_test(test_batch_rules),
 		cmocka_unit_test(test_config_json_checked),
 		cmocka_unit_test(test_quantize_recorded),
+		cmocka_unit_test(test_matmul_precision),
 		cmocka_unit_test(test_damaged_compiled_dir),
 		cmocka_unit_test(test_damaged_checkpoints),
 		cmocka_unit_test(test_dummy_weights),

@@ -221,6 +221,52 @@ static void test_compiled_stream_stop_chat(void **state)
 	free(msgs);
 }
 
+/*
+ * --matmul-precision bf16: rbln-compile records it and says so, and
+ * rbln-generate runs the compiled directory, or compiles a Hugging Face
+ * one with the flag itself (the same compile flags).
+ */
+static void test_matmul_precision_bf16(void **state)
+{
+	char *dir = test_mkdtemp(), *out = test_join(dir, "m"), *cfg = test_join(out, "rbln_config.json");
+	const char *model = test_model_path("tiny-llama2");
+	json_object *res;
+	char *text;
+	struct result r;
+	size_t len;
+	int i;
+
+	(void)state;
+	r = run_tool("RBLN_COMPILE_BIN", (const char *[]){
+		model, "-o", out, "--matmul-precision", "bf16", NULL });
+	if (r.status)
+		fail_msg("rbln-compile exit %d: %s", r.status, r.err);
+	assert_non_null(strstr(r.out, "matmul_precision bf16"));
+	result_free(&r);
+	text = test_read_file(cfg, &len);
+	assert_non_null(strstr(text, "\"matmul_precision\": \"bf16\""));
+	free(text);
+	for (i = 0; i < 2; i++) {
+		r = run_tool("RBLN_GENERATE_BIN", i ? (const char *[]){
+			"--model", model, "--matmul-precision", "bf16", "--input-ids", "1,2,3",
+			"--temperature", "0", "--max-tokens", "8", "--ignore-eos", "--json", NULL } :
+			(const char *[]){
+			"--model", out, "--input-ids", "1,2,3", "--temperature", "0",
+			"--max-tokens", "8", "--ignore-eos", "--json", NULL });
+		if (r.status)
+			fail_msg("rbln-generate exit %d: %s", r.status, r.err);
+		res = json_tokener_parse(r.out);
+		assert_non_null(res);
+		assert_int_equal(json_object_array_length(get(res, "output_ids")), 8);
+		json_object_put(res);
+		result_free(&r);
+	}
+	test_rmtree(dir);
+	free(dir);
+	free(out);
+	free(cfg);
+}
+
 static void expect_failure(const char *env, const char *const *args, int status,
 			   const char *text)
 {
@@ -267,6 +313,16 @@ static void test_errors(void **state)
 		       "--quantize", "", NULL }, 2, "--quantize: ''");
 	expect_failure("RBLN_GENERATE_BIN", (const char *[]){ "--model", model, "--prompt", "x",
 		       "--quantize", "w8", NULL }, 2, "--quantize: 'w8'");
+	expect_failure("RBLN_COMPILE_BIN", (const char *[]){ model, "-o", "/tmp/x",
+		       "--matmul-precision", "fp16", NULL }, 2,
+		       "--matmul-precision: 'fp16' is not float32 or bf16");
+	expect_failure("RBLN_COMPILE_BIN", (const char *[]){ model, "-o", "/tmp/x",
+		       "--matmul-precision", "BF16", NULL }, 2, "--matmul-precision: 'BF16'");
+	expect_failure("RBLN_COMPILE_BIN", (const char *[]){ model, "-o", "/tmp/x",
+		       "--matmul-precision", "", NULL }, 2, "--matmul-precision: ''");
+	expect_failure("RBLN_GENERATE_BIN", (const char *[]){ "--model", model, "--prompt", "x",
+		       "--matmul-precision", "bfloat16", NULL }, 2,
+		       "--matmul-precision: 'bfloat16'");
 }
 
 int main(void)
@@ -274,6 +330,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_from_hf_dir),
 		cmocka_unit_test(test_compiled_stream_stop_chat),
+		cmocka_unit_test(test_matmul_precision_bf16),
 		cmocka_unit_test(test_errors),
 	};
 

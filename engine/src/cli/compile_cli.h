@@ -25,6 +25,7 @@ enum {
 	CLI_DUMMY,
 	CLI_DUMMY_SEED,
 	CLI_QUANTIZE,
+	CLI_MATMUL_PRECISION,
 	CLI_COMPILE_LAST,
 };
 
@@ -41,7 +42,8 @@ enum {
 	{ "kv-cache-dtype", required_argument, NULL, CLI_KV_DTYPE }, \
 	{ "dummy-weights", no_argument, NULL, CLI_DUMMY }, \
 	{ "dummy-seed", required_argument, NULL, CLI_DUMMY_SEED }, \
-	{ "quantize", required_argument, NULL, CLI_QUANTIZE }
+	{ "quantize", required_argument, NULL, CLI_QUANTIZE }, \
+	{ "matmul-precision", required_argument, NULL, CLI_MATMUL_PRECISION }
 
 extern const char rbln_compile_cli_usage[];
 

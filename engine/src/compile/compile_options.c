@@ -287,6 +287,10 @@ int rbln_compile_resolve(const struct rbln_llama_config *model,
 	cc->kv_cache_dtype = opt->kv_cache_dtype != RBLN_TENSOR_UNKNOWN ? opt->kv_cache_dtype :
 			     RBLN_TENSOR_F32;
 	cc->quantize = opt->quantize;
+	if (opt->matmul_precision != RBLN_MATMUL_F32 && opt->matmul_precision != RBLN_MATMUL_BF16)
+		return rbln_error_set(err, -EINVAL, "--matmul-precision: %d is not float32 or bf16",
+				      (int)opt->matmul_precision);
+	cc->matmul_precision = opt->matmul_precision;
 	cc->dummy_weights = opt->dummy_weights;
 	return check_weight_size(model, cc->dtype, err);
 }

@@ -37,6 +37,7 @@ struct build {
 	uint32_t collectives;	/* all-reduces emitted so far */
 	enum rbln_isa_dtype wdt, kvdt;
 	enum rbln_isa_dtype mdt;	/* MATMUL weights: wdt, or int8 (w8a16) */
+	uint32_t mflags;	/* every MATMUL's: RBLN_MATMUL_A_BF16 or 0 */
 	struct isa_rope_params rope;
 };
 
@@ -82,11 +83,14 @@ static struct rbln_isa_operand op(uint32_t slot, uint64_t offset, uint64_t size)
 /*
  * MATMUL with the weights in the packed 16-column layout, as the compiler
  * stores them: of the weights' type, or int8 with their scales (w8a16).
+ * With --matmul-precision bf16 every one may round its activations to
+ * bfloat16 (RBLN_MATMUL_A_BF16).
  */
 static void packed_matmul(struct build *b, struct rbln_isa_operand dst, struct rbln_isa_operand a,
 			  struct rbln_isa_operand w, uint32_t k, uint32_t n, bool accumulate)
 {
-	isa_encode_matmul(&b->es, dst, a, w, b->mdt, RBLN_LAYOUT_PACKED16, k, n, accumulate);
+	isa_encode_matmul(&b->es, dst, a, w, b->mdt, RBLN_LAYOUT_PACKED16, k, n,
+			  (accumulate ? RBLN_MATMUL_ACCUMULATE : 0) | b->mflags);
 }
 
 static uint64_t wbytes(const struct build *b, uint64_t elems)
@@ -288,6 +292,7 @@ int rbln_program_build(const struct rbln_compiled_config *cc, const struct rbln_
 	b.wdt = isa_dtype_of(s->wdtype);
 	b.kvdt = isa_dtype_of(s->kvdtype);
 	b.mdt = s->quant == RBLN_QUANT_W8A16 ? RBLN_DTYPE_I8 : b.wdt;
+	b.mflags = cc->matmul_precision == RBLN_MATMUL_BF16 ? RBLN_MATMUL_A_BF16 : 0;
 	rbln_program_rope_params(&cc->model.rope, &b.rope);
 	/* Out of memory here is the stream's sticky error, reported below. */
 	isa_stream_init(&b.es, UINT64_MAX);

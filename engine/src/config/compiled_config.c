@@ -37,6 +37,27 @@ int rbln_quantize_parse(const char *s, enum rbln_quantize *q)
 	return 0;
 }
 
+const char *rbln_matmul_precision_name(enum rbln_matmul_precision p)
+{
+	return p == RBLN_MATMUL_BF16 ? "bf16" : "float32";
+}
+
+int rbln_matmul_precision_parse(const char *s, enum rbln_matmul_precision *p)
+{
+	if (!strcmp(s, "float32"))
+		*p = RBLN_MATMUL_F32;
+	else if (!strcmp(s, "bf16"))
+		*p = RBLN_MATMUL_BF16;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+unsigned int rbln_compiled_isa_minor(const struct rbln_compiled_config *cc)
+{
+	return cc->matmul_precision == RBLN_MATMUL_BF16 ? 3 : 2;
+}
+
 static const char *dtype_json(enum rbln_dtype dt)
 {
 	switch (dt) {
@@ -112,6 +133,8 @@ int rbln_compiled_config_write(const char *dir, const struct rbln_compiled_confi
 	rc |= add(o, "dtype", json_object_new_string(dtype_json(cc->dtype)));
 	rc |= add(o, "kv_cache_dtype", json_object_new_string(dtype_json(cc->kv_cache_dtype)));
 	rc |= add(o, "quantize", json_object_new_string(rbln_quantize_name(cc->quantize)));
+	rc |= add(o, "matmul_precision",
+		  json_object_new_string(rbln_matmul_precision_name(cc->matmul_precision)));
 	rc |= add(o, "dummy_weights", json_object_new_boolean(cc->dummy_weights));
 	rc |= add(o, "compile_id", json_object_new_string(id));
 	if (rc) {
@@ -187,6 +210,25 @@ static int get_quantize(const struct rbln_json_scope *s, json_object *o,
 	return 0;
 }
 
+/*
+ * "matmul_precision": absent in directories compiled before it existed,
+ * whose programs multiply float32 activations.
+ */
+static int get_matmul_precision(const struct rbln_json_scope *s, json_object *o,
+				enum rbln_matmul_precision *p)
+{
+	const char *str;
+	int rc = rbln_json_get_string(s, o, "matmul_precision", false, &str, NULL);
+
+	*p = RBLN_MATMUL_F32;
+	if (rc <= 0)
+		return rc;
+	if (rbln_matmul_precision_parse(str, p))
+		return rbln_json_field_error(s, "matmul_precision", -EINVAL, "is \"%s\"; "
+					     "expected float32 or bf16", str);
+	return 0;
+}
+
 /* What only this engine's compiler writes, first: which format and model. */
 static int read_format(const struct rbln_json_scope *s, json_object *o,
 		       struct rbln_compiled_config *cc)
@@ -239,7 +281,8 @@ static int read_kinds(const struct rbln_json_scope *s, json_object *o,
 
 	if ((rc = get_dtype(s, o, "dtype", &cc->dtype)) ||
 	    (rc = get_dtype(s, o, "kv_cache_dtype", &cc->kv_cache_dtype)) ||
-	    (rc = get_quantize(s, o, &cc->quantize)))
+	    (rc = get_quantize(s, o, &cc->quantize)) ||
+	    (rc = get_matmul_precision(s, o, &cc->matmul_precision)))
 		return rc;
 	rc = rbln_json_get_string(s, o, "attn_impl", true, &str, NULL);
 	if (rc < 0)

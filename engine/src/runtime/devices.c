@@ -77,6 +77,30 @@ static int alloc_slot(struct rank *rk, uint32_t slot, uint32_t flags, uint32_t r
 	return 0;
 }
 
+int rbln_runtime_check_isa(const struct rbln_compiled_config *cc, uint32_t rank,
+			   const char *device, unsigned int major, unsigned int minor,
+			   struct rbln_error *err)
+{
+	unsigned int need = rbln_compiled_isa_minor(cc);
+
+	if (major == 1 && minor >= need)
+		return 0;
+	/*
+	 * 1.1: the compute opcodes; 1.2: the head-major KV cache the programs
+	 * use; 1.3: MATMUL's bfloat16 activations (--matmul-precision bf16).
+	 */
+	if (need <= 2 || major != 1 || minor < 2)
+		return rbln_error_set(err, -ENOTSUP, "rank %u: device %s runs ISA %u.%u; the "
+				      "compiled programs need 1.%u (compute opcodes, head-major KV "
+				      "cache%s)", rank, device, major, minor, need,
+				      need > 2 ? ", bfloat16 activations" : "");
+	return rbln_error_set(err, -ENOTSUP, "rank %u: device %s runs ISA %u.%u; the model was "
+			      "compiled with --matmul-precision bf16 (rbln_config.json "
+			      "\"matmul_precision\": \"bf16\"), whose matrix products need ISA "
+			      "1.3 (RBLN_MATMUL_A_BF16): compile it with --matmul-precision float32 "
+			      "for this device", rank, device, major, minor);
+}
+
 static int open_rank(struct rbln_runtime *e, uint32_t r, struct rbln_error *err)
 {
 	struct rank *rk = &e->ranks[r];
@@ -90,11 +114,9 @@ static int open_rank(struct rbln_runtime *e, uint32_t r, struct rbln_error *err)
 	rc = npu_device_query(rk->dev, &info);
 	if (rc)
 		return npu_err(err, rc, "querying the device", r);
-	/* 1.1: the compute opcodes; 1.2: the head-major KV cache the programs use. */
-	if (info.isa_major != 1 || info.isa_minor < 2)
-		return rbln_error_set(err, -ENOTSUP, "rank %u: device %s runs ISA %u.%u; the "
-				      "compiled programs need 1.2 (compute opcodes, head-major KV "
-				      "cache)", r, info.path, info.isa_major, info.isa_minor);
+	rc = rbln_runtime_check_isa(&e->cc, r, info.path, info.isa_major, info.isa_minor, err);
+	if (rc)
+		return rc;
 	rc = npu_queue_create(rk->dev, NPU_PRIORITY_NORMAL, &rk->queue);
 	if (rc)
 		return npu_err(err, rc, "creating a queue", r);

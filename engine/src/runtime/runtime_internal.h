@@ -112,6 +112,14 @@ struct rbln_runtime {
 /* runtime/devices.c: context, devices, buffers and their sharing. */
 int rbln_ranks_open(struct rbln_runtime *e, const char *devices, struct rbln_error *err);
 void rbln_ranks_close(struct rbln_runtime *e);
+/*
+ * Whether a device of ISA major.minor runs cc's programs (1.2, or 1.3 for
+ * --matmul-precision bf16); -ENOTSUP naming rank, device and what the
+ * programs need otherwise.
+ */
+int rbln_runtime_check_isa(const struct rbln_compiled_config *cc, uint32_t rank,
+			   const char *device, unsigned int major, unsigned int minor,
+			   struct rbln_error *err);
 
 /* runtime/upload.c: weights and programs, once. */
 int rbln_ranks_upload_weights(struct rbln_runtime *e, struct rbln_error *err);
