@@ -10,7 +10,10 @@
  * The default models are tiny-llama3 (the reference checkpoint) and a
  * Llama-3.2-1B-shaped model with random bf16 weights (--dummy-weights).
  * --quantize none,w8a16 measures each model both ways in the same run
- * (rows "NAME w8a16": int8 weights, rbln-compile --quantize).
+ * (rows "NAME w8a16": int8 weights, rbln-compile --quantize), and
+ * --matmul-precision float32,bf16 likewise (rows "NAME bf16a": the
+ * matrix products may round their activations to bfloat16, rbln-compile
+ * --matmul-precision bf16).
  *
  * A peer is compared only when it runs in the same run: with
  * --peer-llama-bench PATH --peer-model GGUF (and --peer-batched-bench PATH
@@ -36,9 +39,12 @@
 #define MAX_MODELS 8
 #define MAX_TPS 8
 #define MAX_QUANTS 2
+#define MAX_PRECS 2
 #define N_BATCHES 3
-/* Width of the first column: a model's name and its quantisation. */
-#define NAME_W 26
+/* Width of the first column: a model's name, its quantisation and precision. */
+#define NAME_W 32
+/* The row name's suffix of bf16 activations (--matmul-precision bf16). */
+#define BF16A_SUFFIX " bf16a"
 
 static const uint32_t batches[N_BATCHES] = { 1, 4, 8 };
 
@@ -55,6 +61,8 @@ struct options {
 	size_t n_tps;
 	enum rbln_quantize quants[MAX_QUANTS];
 	size_t n_quants;
+	enum rbln_matmul_precision precs[MAX_PRECS];
+	size_t n_precs;
 	uint32_t prompt_len;
 	uint32_t decode_steps;
 	uint32_t chunk;
@@ -116,6 +124,9 @@ static void usage(FILE *f)
 		"  --tp LIST               tensor-parallel degrees (default 1,8)\n"
 		"  --quantize LIST         none and/or w8a16 (int8 weights), each model\n"
 		"                          measured each way (default none)\n"
+		"  --matmul-precision LIST float32 and/or bf16 (matrix products may round\n"
+		"                          activations to bfloat16: rows NAME bf16a), each\n"
+		"                          model measured each way (default float32)\n"
 		"  --prompt-len N          prefill prompt length (default 512)\n"
 		"  --decode-steps N        measured decode steps per batch (default 32)\n"
 		"  --prefill-chunk-size N  compile with this chunk (default 512, llama-bench's\n"
@@ -172,6 +183,32 @@ static int parse_quants(const char *arg, struct options *o)
 	return rc || !o->n_quants ? -EINVAL : 0;
 }
 
+/* "float32,bf16": each spelling once. */
+static int parse_precs(const char *arg, struct options *o)
+{
+	char *list = strdup(arg), *save = NULL, *tok;
+	enum rbln_matmul_precision p;
+	size_t i;
+	int rc = list ? 0 : -ENOMEM;
+
+	o->n_precs = 0;
+	for (tok = list ? strtok_r(list, ",", &save) : NULL; tok && !rc;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (rbln_matmul_precision_parse(tok, &p)) {
+			rc = -EINVAL;
+			break;
+		}
+		for (i = 0; i < o->n_precs && o->precs[i] != p; i++)
+			;
+		if (i < o->n_precs || o->n_precs == MAX_PRECS)
+			rc = -EINVAL;
+		else
+			o->precs[o->n_precs++] = p;
+	}
+	free(list);
+	return rc || !o->n_precs ? -EINVAL : 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -179,6 +216,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "dummy-model", required_argument, NULL, 'd' },
 		{ "tp", required_argument, NULL, 't' },
 		{ "quantize", required_argument, NULL, 'q' },
+		{ "matmul-precision", required_argument, NULL, 'M' },
 		{ "prompt-len", required_argument, NULL, 'p' },
 		{ "decode-steps", required_argument, NULL, 's' },
 		{ "prefill-chunk-size", required_argument, NULL, 'c' },
@@ -221,6 +259,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (parse_quants(optarg, o)) {
 				fprintf(stderr, "rbln-bench: --quantize '%s': a list of none and "
 					"w8a16, each once\n", optarg);
+				return 2;
+			}
+			break;
+		case 'M':
+			if (parse_precs(optarg, o)) {
+				fprintf(stderr, "rbln-bench: --matmul-precision '%s': a list of "
+					"float32 and bf16, each once\n", optarg);
 				return 2;
 			}
 			break;
@@ -404,15 +449,17 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 }
 
 static int bench_one(const struct options *o, const struct bench_model *m, uint32_t tp,
-		     enum rbln_quantize q, struct row *row, struct rbln_error *err)
+		     enum rbln_quantize q, enum rbln_matmul_precision p, struct row *row,
+		     struct rbln_error *err)
 {
 	struct rbln_compile_options co = {
 		.tensor_parallel_size = tp, .batch_size = 8,
 		.decoder_batch_sizes = { 8, 4, 1 }, .n_decoder_batch_sizes = 3,
 		.max_seq_len = 1024, .prefill_chunk_size = o->chunk,
-		.dummy_weights = m->dummy, .quantize = q,
+		.dummy_weights = m->dummy, .quantize = q, .matmul_precision = p,
 	};
 	const char *qs = q == RBLN_QUANT_NONE ? "" : "-w8a16";
+	const char *ps = p == RBLN_MATMUL_F32 ? "" : "-bf16a";
 	struct rbln_runtime *e = NULL;
 	char *dir = NULL, *cfg = NULL;
 	bool temporary = !o->work_dir;
@@ -423,8 +470,8 @@ static int bench_one(const struct options *o, const struct bench_model *m, uint3
 		co.max_seq_len = (o->prompt_len + o->decode_steps + 8 + 63) / 64 * 64;
 	if (o->work_dir) {
 		mkdir(o->work_dir, 0755);
-		if (asprintf(&dir, "%s/%s-tp%u-chunk%u%s", o->work_dir, m->name, tp, o->chunk,
-			     qs) < 0)
+		if (asprintf(&dir, "%s/%s-tp%u-chunk%u%s%s", o->work_dir, m->name, tp, o->chunk,
+			     qs, ps) < 0)
 			return rbln_error_set(err, -ENOMEM, "out of memory");
 	} else {
 		const char *tmp = getenv("TMPDIR");
@@ -441,8 +488,9 @@ static int bench_one(const struct options *o, const struct bench_model *m, uint3
 		cfg = NULL;
 	rc = 0;
 	if (!cfg || access(cfg, F_OK)) {
-		fprintf(stderr, "rbln-bench: compiling %s at TP %u%s into %s\n", m->name, tp,
-			q == RBLN_QUANT_NONE ? "" : ", --quantize w8a16", dir);
+		fprintf(stderr, "rbln-bench: compiling %s at TP %u%s%s into %s\n", m->name, tp,
+			q == RBLN_QUANT_NONE ? "" : ", --quantize w8a16",
+			p == RBLN_MATMUL_F32 ? "" : ", --matmul-precision bf16", dir);
 		rc = rbln_compile(m->dir, dir, &co, err);
 	}
 	if (!rc) {
@@ -515,10 +563,11 @@ static void print_machine(void)
 
 /*
  * Runs the peer now, in the same run as our rows, and prints its row and
- * the ratio of each of our rows of the compared model to it.
+ * the ratio of each of our rows of the compared model to it: "ours" for
+ * float32 activations, "ours bf16a" for bf16 ones.
  */
 static void print_peer(struct options *o, const struct row *vs, const uint32_t *tps,
-		       size_t n)
+		       const enum rbln_matmul_precision *precs, size_t n)
 {
 	struct bench_peer_row pr;
 	struct rbln_error err = { 0 };
@@ -544,7 +593,8 @@ static void print_peer(struct options *o, const struct row *vs, const uint32_t *
 			printf(" %12s", "-");
 	printf("\n");
 	for (i = 0; i < n; i++) {
-		printf("%-*s %3u %13.2fx", NAME_W, "ours / llama.cpp", tps[i],
+		printf("%-*s %3u %13.2fx", NAME_W, precs[i] == RBLN_MATMUL_BF16 ?
+		       "ours" BF16A_SUFFIX " / llama.cpp" : "ours / llama.cpp", tps[i],
 		       vs[i].prefill / pr.prefill);
 		for (b = 0; b < N_BATCHES; b++)
 			if (pr.decode[b] > 0)
@@ -566,8 +616,9 @@ int main(int argc, char **argv)
 	struct options o = { .prompt_len = 512, .decode_steps = 32, .chunk = 512, .repeat = 1 };
 	struct rbln_error err = { 0 };
 	static char tiny[4096];
-	struct row vs_rows[MAX_TPS];
-	uint32_t vs_tps[MAX_TPS];
+	struct row vs_rows[MAX_TPS * MAX_PRECS];
+	uint32_t vs_tps[MAX_TPS * MAX_PRECS];
+	enum rbln_matmul_precision vs_precs[MAX_TPS * MAX_PRECS];
 	size_t n_vs = 0;
 	char line[256];
 	size_t m, t, b;
@@ -590,6 +641,10 @@ int main(int argc, char **argv)
 		o.quants[0] = RBLN_QUANT_NONE;
 		o.n_quants = 1;
 	}
+	if (!o.n_precs) {
+		o.precs[0] = RBLN_MATMUL_F32;
+		o.n_precs = 1;
+	}
 	if (!o.n_tps) {
 		o.tps[0] = 1;
 		o.tps[1] = 8;
@@ -603,15 +658,18 @@ int main(int argc, char **argv)
 	       "decode B=1", "decode B=4", "decode B=8", "load s", "others");
 	fflush(stdout);
 	for (m = 0; m < o.n_models; m++) {
-		for (t = 0; t < o.n_tps * o.n_quants; t++) {
-			enum rbln_quantize q = o.quants[t % o.n_quants];
-			uint32_t tp = o.tps[t / o.n_quants];
+		/* Per TP degree: each quantisation, each precision. */
+		for (t = 0; t < o.n_tps * o.n_quants * o.n_precs; t++) {
+			enum rbln_matmul_precision p = o.precs[t % o.n_precs];
+			enum rbln_quantize q = o.quants[t / o.n_precs % o.n_quants];
+			uint32_t tp = o.tps[t / o.n_precs / o.n_quants];
 			struct row row = { 0 };
 			char name[128];
 
-			snprintf(name, sizeof(name), "%s%s", o.models[m].name,
-				 q == RBLN_QUANT_NONE ? "" : " w8a16");
-			rc = bench_one(&o, &o.models[m], tp, q, &row, &err);
+			snprintf(name, sizeof(name), "%s%s%s", o.models[m].name,
+				 q == RBLN_QUANT_NONE ? "" : " w8a16",
+				 p == RBLN_MATMUL_F32 ? "" : BF16A_SUFFIX);
+			rc = bench_one(&o, &o.models[m], tp, q, p, &row, &err);
 			if (rc) {
 				printf("%-*s %3u  error: %s\n", NAME_W, name, tp, err.msg);
 				continue;
@@ -621,17 +679,22 @@ int main(int argc, char **argv)
 				printf(" %12.1f", row.decode[b]);
 			printf(" %8.1f %7.0f%%\n", row.load_s, 100 * row.others);
 			fflush(stdout);
-			/* The peer runs the float weights: compared with ours alone. */
+			/*
+			 * The peer runs the float weights: compared with our rows of
+			 * them, float32 and bf16 activations (llama.cpp's bf16 path
+			 * rounds its activations to bf16 too).
+			 */
 			if (!strcmp(o.models[m].name, o.peer_vs ? o.peer_vs :
 				    "llama-3.2-1b-shape") && q == RBLN_QUANT_NONE &&
-			    n_vs < MAX_TPS) {
+			    n_vs < MAX_TPS * MAX_PRECS) {
 				vs_rows[n_vs] = row;
+				vs_precs[n_vs] = p;
 				vs_tps[n_vs++] = tp;
 			}
 		}
 	}
 	if (o.peer.llama_bench)
-		print_peer(&o, vs_rows, vs_tps, n_vs);
+		print_peer(&o, vs_rows, vs_tps, vs_precs, n_vs);
 	f = fopen("/proc/loadavg", "r");
 	if (f && fgets(line, sizeof(line), f))
 		printf("\nload at the end: %s", line);

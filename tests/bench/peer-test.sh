@@ -78,4 +78,36 @@ for bad in int8 none,none ""; do
 	err=$("$bench" --quantize "$bad" 2>&1) || rc=$?
 	[ $rc = 2 ] && grep -q -- "--quantize '$bad'" <<<"$err" || fail "--quantize '$bad': $rc $err"
 done
-echo "PASS: rbln-bench runs its peer in the same run, and --quantize"
+# --matmul-precision: each model measured with float32 and bf16 activations
+# in the same run (rows NAME bf16a), with each quantisation; the peer is
+# compared with every float-weight row, float32 and bf16a (llama.cpp's bf16
+# path rounds its activations to bf16 too), never with a w8a16 one.
+out=$("$bench" "${common[@]}" --quantize none,w8a16 --matmul-precision float32,bf16 \
+	--peer-llama-bench "$t/llama-bench" --peer-model "$t/m.gguf" --peer-vs tiny 2>/dev/null) ||
+	fail "rbln-bench --matmul-precision: exit $?"
+printf '%s\n' "$out"
+for row in 'tiny' 'tiny bf16a' 'tiny w8a16' 'tiny w8a16 bf16a'; do
+	[ "$(grep -Ec "^$row +1 +[0-9.]+ +[0-9.]+ " <<<"$out")" = 1 ] || fail "row '$row'"
+done
+[ "$(grep -Ec '^ours / llama\.cpp +1 ' <<<"$out")" = 1 ] || fail "float32 ratio row"
+[ "$(grep -Ec '^ours bf16a / llama\.cpp +1 ' <<<"$out")" = 1 ] || fail "bf16a ratio row"
+[ "$(grep -c '^ours.* / llama\.cpp' <<<"$out")" = 2 ] || fail "a w8a16 row compared with the peer"
+ours=$(grep -E '^tiny bf16a +1 ' <<<"$out")
+ratio=$(grep -E '^ours bf16a / llama\.cpp +1 ' <<<"$out")
+# The bf16a row's prefill over the peer's 100.5 (the columns shift by one word).
+awk -v o="$(awk '{print $4}' <<<"$ours")" -v r="$(awk '{print $6 + 0}' <<<"$ratio")" \
+	'BEGIN { d = o / 100.5 - r; exit !(d < 0.01 && d > -0.01) }' ||
+	fail "bf16a prefill ratio $ratio for row $ours"
+grep -q '"matmul_precision": "bf16"' "$t/w/tiny-tp1-chunk512-bf16a/rbln_config.json" ||
+	fail "bf16a row not compiled with --matmul-precision bf16"
+grep -q '"matmul_precision": "bf16"' "$t/w/tiny-tp1-chunk512-w8a16-bf16a/rbln_config.json" ||
+	fail "w8a16 bf16a row not compiled with --matmul-precision bf16"
+grep -q '"matmul_precision": "float32"' "$t/w/tiny-tp1-chunk512/rbln_config.json" ||
+	fail "float32 row not compiled with --matmul-precision float32"
+for bad in bfloat16 bf16,bf16 float32,bf16,fp8 ""; do
+	rc=0
+	err=$("$bench" --matmul-precision "$bad" 2>&1) || rc=$?
+	[ $rc = 2 ] && grep -q -- "--matmul-precision '$bad'" <<<"$err" ||
+		fail "--matmul-precision '$bad': $rc $err"
+done
+echo "PASS: rbln-bench runs its peer in the same run, --quantize and --matmul-precision"
