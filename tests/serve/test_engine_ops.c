@@ -8,7 +8,8 @@
  * submit() refuses bad requests and a full queue without any event;
  * close() ends what is still queued or running with -ESHUTDOWN before it
  * returns; release() works from inside the final event; bad words and
- * log-probabilities reach the events.
+ * log-probabilities reach the events; a model compiled with
+ * --matmul-precision bf16 serves as any other.
  */
 #include "serve_test.h"
 
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "rbln_compile.h"
 #include "rbln_serving.h"
 
 #define MAX_IDS 4096
@@ -568,6 +570,49 @@ static void test_batched_equals_alone(void **state)
 	ops->close(e);
 }
 
+/*
+ * A directory compiled with --matmul-precision bf16 (its MATMULs may round
+ * their activations to bfloat16) opens and serves with nothing asked of
+ * the server. Its tokens may part from transformers' at a near tie, so
+ * only the request's course is checked.
+ */
+static void test_matmul_precision_bf16(void **state)
+{
+	struct rbln_compile_options co = {
+		.tensor_parallel_size = 1, .batch_size = 4, .max_seq_len = 256,
+		.decoder_batch_sizes = { 4, 2, 1 },
+		.n_decoder_batch_sizes = 3, .matmul_precision = RBLN_MATMUL_BF16,
+	};
+	struct rbln_serving_model_spec spec = {
+		.name = "tl3-bf16a", .max_num_seqs = 4, .max_num_batched_tokens = 256,
+		.max_model_len = 200,
+	};
+	struct rbln_serving_model *e = NULL;
+	struct rbln_error err = { 0 };
+	struct rbln_gen_request req;
+	char *dir = path_join(work, "tl3-bf16a");
+	struct rec r;
+
+	(void)state;
+	if (rbln_compile(model_path("tiny-llama3"), dir, &co, &err))
+		fail_msg("compile: %s", err.msg);
+	spec.model_dir = dir;
+	if (ops->open(&spec, &e, &err))
+		fail_msg("open: %s", err.msg);
+	rec_init(&r);
+	greedy_req(&req, 16);
+	submit(e, &req, &r);
+	rec_wait_final(&r);
+	assert_int_equal(r.n_final, 1);
+	assert_int_equal(r.n_ids, 16);
+	assert_int_equal(r.last.reason, RBLN_FINISH_LENGTH);
+	ops->release(r.h);
+	expect_kv_zero(e);
+	rec_destroy(&r);
+	ops->close(e);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -583,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_logprobs),
 		cmocka_unit_test(test_bad_words),
 		cmocka_unit_test(test_batched_equals_alone),
+		cmocka_unit_test(test_matmul_precision_bf16),
 	};
 
 	return cmocka_run_group_tests_name("serve-engine-ops", tests, setup, teardown);
