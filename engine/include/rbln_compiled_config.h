@@ -40,9 +40,10 @@ enum rbln_quantize {
  * The precision of the activations MATMUL multiplies (--matmul-precision,
  * rbln_config.json "matmul_precision"). bf16 sets RBLN_MATMUL_A_BF16 on
  * every MATMUL of the programs: the device may round each activation to
- * bfloat16 (a relative error of at most 2^-9) and use its bfloat16
- * dot-product units; products, sums and everything else stay float32. The
- * programs then need a device of ISA 1.3.
+ * bfloat16 (a relative error of at most 2^-8: bfloat16 keeps 8
+ * significant bits) and use its bfloat16 dot-product units; products, sums
+ * and everything else stay float32. The programs then need a device of
+ * ISA 1.3.
  */
 enum rbln_matmul_precision {
 	RBLN_MATMUL_F32,
