@@ -128,7 +128,7 @@ static void fill_weights(void *p, uint64_t bytes, enum npu_dtype dtype,
 }
 
 void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
-	       enum npu_dtype dtype, double bw, double peak,
+	       enum npu_dtype dtype, int a_bf16, double bw, double peak,
 	       struct kb_result *out)
 {
 	uint64_t wbytes = npu_packed_weights_size(dtype, n, k);
@@ -157,11 +157,12 @@ void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 		npu_stream_matmul(s, &(struct npu_matmul){
 			.dst = { c, 0 }, .a = { a, 0 }, .w = { w[i], 0 },
 			.m = m, .k = k, .n = n, .dtype = dtype,
-			.layout = NPU_LAYOUT_PACKED16 });
+			.layout = NPU_LAYOUT_PACKED16, .a_bf16 = a_bf16 });
 	t = time_stream(s, q, 8) / copies;
 	snprintf(out->name, sizeof(out->name),
-		 "MATMUL M=%u K=%u N=%u %s packed", m, k, n,
-		 dtype == NPU_DTYPE_I8 ? "int8" : "bf16");
+		 "MATMUL M=%u K=%u N=%u %s packed%s", m, k, n,
+		 dtype == NPU_DTYPE_I8 ? "int8" : "bf16",
+		 a_bf16 ? ", bf16 activations" : "");
 	/* int8: the bytes read are the int8 weights and their scales. */
 	if (m == 1) {
 		out->value = (double)wbytes / t / 1e9;

@@ -234,7 +234,7 @@ int main(int argc, char **argv)
 	unsigned int engines = 2, ndev = 8, threads = 2;
 	static struct limits l;
 	struct npu_device_info info;
-	struct kb_result r[(KB_MAX_ROWS + 1) * KB_MAX_SHAPES + 5] = { 0 };
+	struct kb_result r[(2 * KB_MAX_ROWS + 1) * KB_MAX_SHAPES + 5] = { 0 };
 	uint32_t rows[KB_MAX_ROWS] = { 1, 8, 512 };
 	unsigned int nrows = 3;
 	const char *variant = getenv("RBLN_CPU_VARIANT");
@@ -284,12 +284,22 @@ int main(int argc, char **argv)
 	for (unsigned int m = 0; m < nrows; m++)
 		for (unsigned int s = 0; s < nshapes; s++)
 			kb_matmul(dev[0], rows[m], shapes[s][0],
-				  shapes[s][1], NPU_DTYPE_BF16, l.bw[lim],
+				  shapes[s][1], NPU_DTYPE_BF16, 0, l.bw[lim],
+				  l.fma[lim], &r[nr++]);
+	/*
+	 * A prompt's rows with RBLN_MATMUL_A_BF16 (rbln-compile
+	 * --matmul-precision bf16): bf16 dot products where the CPU's
+	 * outrun its float32 FMAs, else the same kernels as above.
+	 */
+	for (unsigned int m = 0; m < nrows; m++)
+		for (unsigned int s = 0; s < nshapes && rows[m] >= 16; s++)
+			kb_matmul(dev[0], rows[m], shapes[s][0],
+				  shapes[s][1], NPU_DTYPE_BF16, 1, l.bw[lim],
 				  l.fma[lim], &r[nr++]);
 	/* Weight-only int8 (w8a16) decode: half the bytes of bfloat16. */
 	for (unsigned int s = 0; s < nshapes; s++)
 		kb_matmul(dev[0], 1, shapes[s][0], shapes[s][1], NPU_DTYPE_I8,
-			  l.bw[lim], l.fma[lim], &r[nr++]);
+			  0, l.bw[lim], l.fma[lim], &r[nr++]);
 	/*
 	 * The engine's head-major cache, batch 8 and one sequence alone (its
 	 * partitions and heads spread over the engines), then the token-major
