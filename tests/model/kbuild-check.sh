@@ -80,7 +80,7 @@ status=0
 for obj in "$work"/model/*.o; do
 	case "$obj" in
 	*/rbln_model_ops_f32.o | */rbln_model_kern_avx2.o | */rbln_model_kern_avx512.o | \
-	*/rbln_model_kern_base.o)
+	*/rbln_model_kern_base.o | */rbln_model_kern_dpbf16.o)
 		continue ;;
 	esac
 	dis=$(objdump -d "$obj")
@@ -110,6 +110,11 @@ fi
 dis=$(objdump -d "$work/model/rbln_model_kern_avx512.o")
 if ! grep -q 'vfmadd[0-9]*ps.*%zmm' <<<"$dis"; then
 	echo "FAIL: rbln_model_kern_avx512.o has no fused multiply-add on zmm"
+	status=1
+fi
+dis=$(objdump -d "$work/model/rbln_model_kern_dpbf16.o")
+if ! grep -q 'vdpbf16ps.*%zmm' <<<"$dis"; then
+	echo "FAIL: rbln_model_kern_dpbf16.o has no bf16 dot product on zmm"
 	status=1
 fi
 dis=$(objdump -d "$work/model/rbln_model_kern_base.o")

@@ -867,7 +867,7 @@ static void test_stream_mutations(void **state)
 	sb_free(&sb);
 }
 
-/* ISA 1.0 and 1.1 streams stay valid in 1.2, with the same meaning. */
+/* ISA 1.0, 1.1 and 1.2 streams stay valid in 1.3, with the same meaning. */
 static void test_older_streams(void **state)
 {
 	struct rbln_isa_stream_header *hdr;
@@ -887,10 +887,12 @@ static void test_older_streams(void **state)
 	hdr->version_minor = 2;
 	assert_int_equal(validate_copy(sb.buf, sb.len, bos, NBOS, &diag, 0), 0);
 	hdr->version_minor = 3;
+	assert_int_equal(validate_copy(sb.buf, sb.len, bos, NBOS, &diag, 0), 0);
+	hdr->version_minor = 4;
 	expect_reject(&sb, bos, NBOS, RBLN_ISA_ERR_VERSION, HDR_ERR, NONE,
 		      NONE);
 	sb_free(&sb);
-	assert_int_equal(RBLN_ISA_VERSION, 0x10002);
+	assert_int_equal(RBLN_ISA_VERSION, 0x10003);
 }
 
 int main(void)
