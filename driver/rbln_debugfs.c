@@ -9,6 +9,9 @@
  *             submitted, completed and failed
  *   jobs      jobs executing now: queue, job id, whether started, progress
  *             count, milliseconds since the watchdog saw progress, cancel
+ *   live      what still exists: jobs and queues of the device (those of
+ *             closed files too, until they drain), hardware fences and
+ *             buffer objects of the whole module
  *   fault     write "hang" or "fail" to inject that fault into the next job
  *             the device runs, "none" to clear; reads the pending fault
  *   buffers   one line per buffer handle: its pages per NUMA node
@@ -148,6 +151,25 @@ static int rbln_jobs_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(rbln_jobs);
 
+/*
+ * What keeps the module loaded once no file is open: every hardware fence
+ * holds a module reference until it is released, and jobs and queues hold
+ * fences until they are freed. That happens after the fences signalled:
+ * the scheduler frees finished jobs one per work item, in the order they
+ * started, and a queue is released from a work item after its last job.
+ */
+static int rbln_live_show(struct seq_file *m, void *unused)
+{
+	struct rbln_device *rdev = m->private;
+
+	seq_printf(m, "jobs %d\n", atomic_read(&rdev->live_jobs));
+	seq_printf(m, "queues %d\n", atomic_read(&rdev->live_queues));
+	seq_printf(m, "fences %d\n", rbln_fences_alive());
+	seq_printf(m, "buffers %d\n", rbln_gem_live());
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rbln_live);
+
 static const char * const rbln_fault_names[] = {
 	[RBLN_FAULT_NONE] = "none",
 	[RBLN_FAULT_HANG] = "hang",
@@ -212,6 +234,7 @@ void rbln_debugfs_init(struct rbln_device *rdev)
 	debugfs_create_file("contexts", 0444, root, rdev, &rbln_contexts_fops);
 	debugfs_create_file("queues", 0444, root, rdev, &rbln_queues_fops);
 	debugfs_create_file("jobs", 0444, root, rdev, &rbln_jobs_fops);
+	debugfs_create_file("live", 0444, root, rdev, &rbln_live_fops);
 	debugfs_create_file("fault", 0600, root, rdev, &rbln_fault_fops);
 	rbln_debugfs_buffers_init(rdev, root);
 }

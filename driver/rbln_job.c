@@ -58,6 +58,22 @@ static const char *rbln_fence_timeline_name(struct dma_fence *fence)
 	return "rbln-hw-queue";
 }
 
+/* Hardware fences initialized and not yet released (debugfs "live"). */
+static atomic_t rbln_fences_live = ATOMIC_INIT(0);
+
+/**
+ * rbln_fences_alive() - hardware fences not yet released
+ *
+ * Each holds a reference to the module: with no file open and no dma-buf
+ * exported, this is what keeps rmmod from succeeding.
+ *
+ * Return: the count, of every device together.
+ */
+int rbln_fences_alive(void)
+{
+	return atomic_read(&rbln_fences_live);
+}
+
 /*
  * Fences can outlive the module's devices (a sync_file made from a
  * syncobj keeps them), and their ops live in this module: each fence pins
@@ -66,6 +82,7 @@ static const char *rbln_fence_timeline_name(struct dma_fence *fence)
 static void rbln_fence_release(struct dma_fence *fence)
 {
 	dma_fence_free(fence);
+	atomic_dec(&rbln_fences_live);
 	module_put(THIS_MODULE);
 }
 
@@ -312,6 +329,7 @@ static struct dma_fence *rbln_job_run(struct drm_sched_job *sched_job)
 	dma_fence_init(fence, &rbln_fence_ops, &job->hw->lock,
 		       job->queue->fence_context, job->job_id);
 	__module_get(THIS_MODULE);
+	atomic_inc(&rbln_fences_live);
 	job->done = fence;
 	rbln_queue_set_hw_fence(job->queue, fence);
 

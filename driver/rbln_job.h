@@ -94,6 +94,7 @@ struct rbln_job *rbln_job_alloc(struct rbln_device *rdev, u32 bo_count,
 				u32 in_count);
 void rbln_job_put(struct rbln_job *job);
 int rbln_job_begin_flight(struct rbln_job *job);
+int rbln_fences_alive(void);
 int rbln_job_cache_init(void);
 void rbln_job_cache_fini(void);
 int rbln_sched_init(struct rbln_device *rdev);

@@ -12,7 +12,8 @@
 #   - several hostile processes issuing random ioctls on every device for
 #     VM_FUZZ_SECONDS with the module's default parameters (rbln-vm-fuzz):
 #     nobody is killed, the OOM killer never runs, and afterwards the
-#     devices are idle with no memory in use.
+#     devices are idle with no memory in use, nothing of the driver is left
+#     (no job, queue, fence or buffer) and the module unloads.
 #
 # The module is not loaded when limits_main starts, and is not afterwards.
 
@@ -75,6 +76,9 @@ t_bad_limits() {
 }
 
 # Jobs of closed files still run to their end: give them up to 2 minutes.
+# READY with no device memory in use is not the end: finished jobs, their
+# queues and fences are freed after it (they hold module references), so
+# wait_idle also waits for debugfs "live" to reach zero.
 t_idle_after_fuzz() {
 	wait_idle 600
 }
