@@ -370,8 +370,14 @@ void rbln_model_mm_avx512(const struct rbln_model_mm *mm, u64 m0, u64 m1,
  */
 void rbln_model_mm_dpbf16(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 			  u32 p0, u32 p1, u32 k0, u32 k1);
-/* Fewest rows of a MATMUL that runs rbln_model_mm_dpbf16(). */
-#define RBLN_MODEL_A_BF16_MIN_ROWS	16U
+/*
+ * Fewest rows of a MATMUL that runs rbln_model_mm_dpbf16(). Measured on
+ * the 2-core Zen 5 (2 engines, 2048x8192 bf16, weights from memory,
+ * GFLOP/s, float32 kernels vs dot products): M=2 53-59 vs 51-55, M=4
+ * 121-127 vs 103-105 (the wide tile streams its four panels faster), M=8
+ * 136-144 vs 159-183, M=512 156 vs 359.
+ */
+#define RBLN_MODEL_A_BF16_MIN_ROWS	8U
 /* rbln_model_kern_avx512.c: the AVX-512 variant's ATTENTION */
 int rbln_model_attn_part_avx512(const struct rbln_model_attn *at,
 				const struct rbln_model_seq *seq, u32 k0,
