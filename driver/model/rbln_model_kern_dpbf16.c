@@ -42,6 +42,13 @@
 #define RBLN_DP_MR	8U	/* rows of a register tile */
 #define RBLN_DP_NP	2U	/* panels of a register tile */
 /*
+ * A decode batch's weights stream from memory: its tiles are up to 4 rows
+ * by 4 panels, four streams at once as the GEMV's (the second tile of 8
+ * rows finds the chunk's panels in L2).
+ */
+#define RBLN_DP_MR_STREAM	4U
+#define RBLN_DP_NP_STREAM	4U
+/*
  * k steps converted at a time: in the kernel 64 (a 1 KiB buffer for the
  * 2 KiB frames), in userspace a whole k block of rbln_model_exec_mm.c
  * (fewer reloads of the sums). The sums go through the output exactly
@@ -165,7 +172,8 @@ rbln_dp_pairs_last(const u8 *w, rbln_dp_vh idx)
  * @ldc: floats between output rows
  * @cols: valid columns of the last panel, 1 to 16
  * @mr: rows, 1 to RBLN_DP_MR; a constant where this is inlined
- * @np: panels, 1 or RBLN_DP_NP; a constant where this is inlined
+ * @np: panels, 1, RBLN_DP_NP or (up to RBLN_DP_MR_STREAM rows)
+ *	RBLN_DP_NP_STREAM; a constant where this is inlined
  * @kc: k steps of the chunk, 1 to RBLN_DP_KC
  * @zero: start from zero instead of from @c
  */
@@ -174,14 +182,14 @@ rbln_dp_tile(const u32 *ap, const u8 *b, u64 pstride, float *c, u64 ldc,
 	     u32 cols, u32 mr, u32 np, u32 kc, bool zero)
 {
 	rbln_dp_vf acc[RBLN_DP_MR * RBLN_DP_NP] RBLN_OS_UNINIT;
-	rbln_dp_vu bv[RBLN_DP_NP];
+	rbln_dp_vu bv[RBLN_DP_NP_STREAM];
 	rbln_dp_vh idx = rbln_dp_pair_idx;
 	u16 last = (u16)((1U << cols) - 1U);
 	u32 r, g, kp, full = kc / 2;
 
 #pragma GCC unroll 16
 	for (r = 0; r < mr; r++)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
 		for (g = 0; g < np; g++) {
 			u16 m = g + 1 == np ? last : (u16)~0U;
 			float *o = c + r * ldc + g * RBLN_ISA_PACK_COLS;
@@ -194,13 +202,13 @@ rbln_dp_tile(const u32 *ap, const u8 *b, u64 pstride, float *c, u64 ldc,
 								       m);
 		}
 	for (kp = 0; kp < full; kp++) {
-#pragma GCC unroll 2
+#pragma GCC unroll 4
 		for (g = 0; g < np; g++)
 			bv[g] = rbln_dp_pairs(b + g * pstride +
 					      2 * kp * RBLN_DP_ROW, idx);
 #pragma GCC unroll 16
 		for (r = 0; r < mr; r++)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
 			for (g = 0; g < np; g++)
 				acc[r * np + g] = rbln_dp_madd(acc[r * np + g],
 							       bv[g],
@@ -208,13 +216,13 @@ rbln_dp_tile(const u32 *ap, const u8 *b, u64 pstride, float *c, u64 ldc,
 							       kp);
 	}
 	if (kc & 1) {
-#pragma GCC unroll 2
+#pragma GCC unroll 4
 		for (g = 0; g < np; g++)
 			bv[g] = rbln_dp_pairs_last(b + g * pstride +
 						   2 * full * RBLN_DP_ROW, idx);
 #pragma GCC unroll 16
 		for (r = 0; r < mr; r++)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
 			for (g = 0; g < np; g++)
 				acc[r * np + g] = rbln_dp_madd(acc[r * np + g],
 							       bv[g],
@@ -223,7 +231,7 @@ rbln_dp_tile(const u32 *ap, const u8 *b, u64 pstride, float *c, u64 ldc,
 	}
 #pragma GCC unroll 16
 	for (r = 0; r < mr; r++)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
 		for (g = 0; g < np; g++)
 			__builtin_ia32_storeups512_mask(c + r * ldc +
 							g * RBLN_ISA_PACK_COLS,
@@ -232,7 +240,7 @@ rbln_dp_tile(const u32 *ap, const u8 *b, u64 pstride, float *c, u64 ldc,
 							(u16)~0U);
 }
 
-/* rbln_dp_tile() of @mr rows with @np a constant. */
+/* rbln_dp_tile() of @mr rows with @np (1 or RBLN_DP_NP) a constant. */
 static inline RBLN_OS_INLINE RBLN_DP_ATTR void
 rbln_dp_tile_np(const u32 *ap, const u8 *b, u64 pstride, float *c, u64 ldc,
 		u32 cols, u32 mr, u32 np, u32 kc, bool zero)
@@ -242,6 +250,19 @@ rbln_dp_tile_np(const u32 *ap, const u8 *b, u64 pstride, float *c, u64 ldc,
 			     zero);
 	else
 		rbln_dp_tile(ap, b, pstride, c, ldc, cols, mr, 1, kc, zero);
+}
+
+/* rbln_dp_tile_np() of up to RBLN_DP_MR_STREAM rows, or 4 panels. */
+static inline RBLN_OS_INLINE RBLN_DP_ATTR void
+rbln_dp_tile_np4(const u32 *ap, const u8 *b, u64 pstride, float *c,
+		 u64 ldc, u32 cols, u32 mr, u32 np, u32 kc, bool zero)
+{
+	if (np == RBLN_DP_NP_STREAM)
+		rbln_dp_tile(ap, b, pstride, c, ldc, cols, mr,
+			     RBLN_DP_NP_STREAM, kc, zero);
+	else
+		rbln_dp_tile_np(ap, b, pstride, c, ldc, cols, mr, np, kc,
+				zero);
 }
 
 /*
@@ -254,13 +275,17 @@ rbln_dp_tile_few(const u32 *ap, const u8 *b, u64 pstride, float *c,
 		 u64 ldc, u32 cols, u32 mr, u32 np, u32 kc, bool zero)
 {
 	if (mr == 1)
-		rbln_dp_tile_np(ap, b, pstride, c, ldc, cols, 1, np, kc, zero);
+		rbln_dp_tile_np4(ap, b, pstride, c, ldc, cols, 1, np, kc,
+				 zero);
 	else if (mr == 2)
-		rbln_dp_tile_np(ap, b, pstride, c, ldc, cols, 2, np, kc, zero);
+		rbln_dp_tile_np4(ap, b, pstride, c, ldc, cols, 2, np, kc,
+				 zero);
 	else if (mr == 3)
-		rbln_dp_tile_np(ap, b, pstride, c, ldc, cols, 3, np, kc, zero);
+		rbln_dp_tile_np4(ap, b, pstride, c, ldc, cols, 3, np, kc,
+				 zero);
 	else
-		rbln_dp_tile_np(ap, b, pstride, c, ldc, cols, 4, np, kc, zero);
+		rbln_dp_tile_np4(ap, b, pstride, c, ldc, cols, 4, np, kc,
+				 zero);
 }
 
 static RBLN_OS_NOINLINE RBLN_DP_ATTR void
@@ -279,11 +304,11 @@ rbln_dp_tile_many(const u32 *ap, const u8 *b, u64 pstride, float *c,
 
 /*
  * Rows of the next tile when @left remain: as many tiles as full
- * RBLN_DP_MR-row ones would take, of equal height.
+ * @most-row ones would take, of equal height.
  */
-static u32 rbln_dp_rows(u64 left)
+static u32 rbln_dp_rows(u64 left, u32 most)
 {
-	u64 tiles = (left + RBLN_DP_MR - 1) / RBLN_DP_MR;
+	u64 tiles = (left + most - 1) / most;
 
 	return (u32)((left + tiles - 1) / tiles);
 }
@@ -301,7 +326,8 @@ static u32 rbln_dp_rows(u64 left)
  *
  * Rows outer, then chunks of k, panels inner: a row tile's converted
  * chunk stays in L1 across the panels, the panels' k block in L2 across
- * row tiles.
+ * row tiles. A decode batch (&rbln_model_mm.prefetch set: its weights
+ * stream) takes tiles of up to 4 rows by 4 panels.
  */
 void rbln_model_mm_dpbf16(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 			  u32 p0, u32 p1, u32 k0, u32 k1)
@@ -311,19 +337,24 @@ void rbln_model_mm_dpbf16(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 	const float *a = (const float *)mm->a;
 	float *c = (float *)mm->c;
 	u32 mr, kc, np, cols, k, p;
+	u32 mrmax = mm->prefetch ? RBLN_DP_MR_STREAM : RBLN_DP_MR;
+	u32 npmax = mm->prefetch ? RBLN_DP_NP_STREAM : RBLN_DP_NP;
 	const u8 *b;
 	float *ct;
 	bool zero;
 	u64 m;
 
 	for (m = m0; m < m1; m += mr) {
-		mr = rbln_dp_rows(m1 - m);
+		mr = rbln_dp_rows(m1 - m, mrmax);
 		for (k = k0; k < k1; k += kc) {
 			kc = k1 - k < RBLN_DP_KC ? k1 - k : RBLN_DP_KC;
 			zero = k == 0 && !mm->accumulate;
 			rbln_dp_convert(a + m * mm->k + k, mm->k, mr, kc, ap);
 			for (p = p0; p < p1; p += np) {
-				np = p1 - p < RBLN_DP_NP ? p1 - p : RBLN_DP_NP;
+				np = p1 - p < npmax ? p1 - p : npmax;
+				/* Whole register tiles: 4, 2 or 1 panels. */
+				if (np == 3)
+					np = 2;
 				cols = mm->n - (p + np - 1) * RBLN_ISA_PACK_COLS;
 				if (cols > RBLN_ISA_PACK_COLS)
 					cols = RBLN_ISA_PACK_COLS;
