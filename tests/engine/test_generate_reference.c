@@ -32,7 +32,10 @@
  * reference logit, and greedy tokens identical up to the first step whose
  * reference margin is below 0.5. Measured on an AVX512-BF16 CPU (AMD
  * EPYC, avx512 variant at f6b06a3: bf16 weights' products of 16 rows or
- * more round, so the prefill program's do, the decoder buckets' do not):
+ * more round, so the prefill program's do, the decoder buckets' do not;
+ * since 8 rows or more round, so bucket 8's do and buckets 4 and 1's not,
+ * and the buckets are held to agree up to the same near tie, not
+ * exactly):
  * tiny-llama3 logits off by 0.04-0.16 (0.22-0.60% of the largest logit,
  * against 1e-4 without rounding), greedy tokens as transformers' except
  * for the 1536-token prompt from a step whose reference margin is 0.085.
@@ -195,6 +198,21 @@ static int teardown(void **state)
 	return 0;
 }
 
+/*
+ * Steps of prompt @p's greedy run, of @n_out, before the first whose
+ * reference margin is below @margin: the steps an error below that
+ * margin cannot flip.
+ */
+static size_t steps_before_tie(const struct prompt *p, size_t n_out, double margin)
+{
+	size_t exact;
+
+	for (exact = 0; exact < n_out && exact < p->n_greedy &&
+	     p->margins[exact] >= margin; exact++)
+		;
+	return exact;
+}
+
 /* The reference criteria for one prompt's logits and greedy tokens. */
 static void check_against_reference(struct fixture *f, size_t i, const float *logits,
 				    size_t vocab, const int32_t *out, size_t n_out)
@@ -229,9 +247,7 @@ static void check_against_reference(struct fixture *f, size_t i, const float *lo
 		fail_msg("%s tp %u%s prompt %zu (%zu tokens): logits differ by %g (> %g)",
 			 f->v->model, f->v->tp, tag, i, p->n, worst, tol);
 	assert_int_equal(n_out, greedy_steps);
-	for (exact = 0; exact < n_out && exact < p->n_greedy &&
-	     p->margins[exact] >= margin; exact++)
-		;
+	exact = steps_before_tie(p, n_out, margin);
 	for (j = 0; j < exact; j++)
 		if (out[j] != p->greedy[j])
 			fail_msg("%s tp %u%s prompt %zu: greedy token %zu is %d, transformers %d "
@@ -288,9 +304,19 @@ static void run_group(struct fixture *f, size_t first, size_t count)
 	eh_run_all(f->e);
 	for (i = 0; i < count; i++) {
 		const int32_t *out = rbln_seq_output(seqs[i], &n_out);
+		size_t n_cmp = n_out;
 
 		assert_int_equal(n_out, greedy_steps);
-		if (memcmp(out, f->batched[first + i], n_out * sizeof(int32_t)))
+		/*
+		 * bf16 activations are rounded in some buckets' products and
+		 * not in others' (RBLN_MATMUL_A_BF16 allows it; on an
+		 * AVX512-BF16 CPU products of 8 rows or more round): the
+		 * buckets agree up to the first near tie, as with transformers.
+		 */
+		if (f->v->precision == RBLN_MATMUL_BF16)
+			n_cmp = steps_before_tie(&f->prompts[first + i], n_out,
+						 BF16A_TIE_MARGIN);
+		if (memcmp(out, f->batched[first + i], n_cmp * sizeof(int32_t)))
 			fail_msg("%s tp %u%s prompt %zu: tokens in a group of %zu differ from the "
 				 "batch of all prompts", f->v->model, f->v->tp, variant_tag(f->v),
 				 first + i, count);
