@@ -163,6 +163,24 @@ rbln_dp_pairs_last(const u8 *w, rbln_dp_vh idx)
 	return rbln_dp_pairs(t, idx);
 }
 
+/*
+ * One pair of k steps of a register tile: @acc[r * np + g] += the pairs of
+ * panel g (@bv) times row r's pair (@ap, RBLN_DP_PAIRS apart).
+ */
+static inline RBLN_OS_INLINE RBLN_DP_ATTR void
+rbln_dp_step(rbln_dp_vf *acc, const rbln_dp_vu *bv, const u32 *ap, u32 mr,
+	     u32 np)
+{
+	u32 r, g;
+
+#pragma GCC unroll 16
+	for (r = 0; r < mr; r++)
+#pragma GCC unroll 4
+		for (g = 0; g < np; g++)
+			acc[r * np + g] = rbln_dp_madd(acc[r * np + g], bv[g],
+						       ap + r * RBLN_DP_PAIRS);
+}
+
 /**
  * rbln_dp_tile() - C[mr x 16 np] (+)= pairs of A[mr] * np panels
  * @ap: the rows' activation pairs (RBLN_DP_PAIRS per row)
@@ -206,28 +224,14 @@ rbln_dp_tile(const u32 *ap, const u8 *b, u64 pstride, float *c, u64 ldc,
 		for (g = 0; g < np; g++)
 			bv[g] = rbln_dp_pairs(b + g * pstride +
 					      2 * kp * RBLN_DP_ROW, idx);
-#pragma GCC unroll 16
-		for (r = 0; r < mr; r++)
-#pragma GCC unroll 4
-			for (g = 0; g < np; g++)
-				acc[r * np + g] = rbln_dp_madd(acc[r * np + g],
-							       bv[g],
-							       ap + r * RBLN_DP_PAIRS +
-							       kp);
+		rbln_dp_step(acc, bv, ap + kp, mr, np);
 	}
 	if (kc & 1) {
 #pragma GCC unroll 4
 		for (g = 0; g < np; g++)
 			bv[g] = rbln_dp_pairs_last(b + g * pstride +
 						   2 * full * RBLN_DP_ROW, idx);
-#pragma GCC unroll 16
-		for (r = 0; r < mr; r++)
-#pragma GCC unroll 4
-			for (g = 0; g < np; g++)
-				acc[r * np + g] = rbln_dp_madd(acc[r * np + g],
-							       bv[g],
-							       ap + r * RBLN_DP_PAIRS +
-							       full);
+		rbln_dp_step(acc, bv, ap + full, mr, np);
 	}
 #pragma GCC unroll 16
 	for (r = 0; r < mr; r++)
