@@ -93,19 +93,40 @@ static int count(int ret)
 	return ret;
 }
 
+/*
+ * Opens device d->index with its command buffer. Returns 0, or -errno of
+ * the step that failed (said on standard output), the file closed.
+ */
 static int dev_open(struct fdev *d)
 {
 	struct drm_rbln_device_info info;
+	unsigned int index = d->index;
+	const char *step = "open";
+	int err;
 
 	memset(d, 0, sizeof(*d));
-	d->fd = vt_open(d->index);
-	if (d->fd < 0 || vt_query(d->fd, &info))
-		return -1;
-	d->max_bo = info.max_bo_size;
-	if (vt_bo_create(d->fd, CMD_SIZE, DRM_RBLN_BO_HOST, &d->cmd))
-		return -1;
-	d->cmd_map = vt_bo_map(d->fd, d->cmd, CMD_SIZE);
-	return d->cmd_map == MAP_FAILED ? -1 : 0;
+	d->index = index;
+	d->fd = vt_open(index);
+	if (d->fd < 0)
+		err = -errno;
+	else if ((err = vt_query(d->fd, &info)))
+		step = "query";
+	else if ((err = vt_bo_create(d->fd, CMD_SIZE, DRM_RBLN_BO_HOST, &d->cmd)))
+		step = "command buffer";
+	else {
+		d->max_bo = info.max_bo_size;
+		d->cmd_map = vt_bo_map(d->fd, d->cmd, CMD_SIZE);
+		if (d->cmd_map != MAP_FAILED)
+			return 0;
+		err = -errno;
+		step = "mmap";
+	}
+	if (err != -ENOMEM)
+		printf("# rbln%u: %s: %s\n", index, step, strerror(-err));
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+	return err;
 }
 
 /* Closing the file drops everything of it at once, jobs included. */
@@ -366,13 +387,28 @@ static void op_query(struct fdev *d)
 	}
 }
 
+/*
+ * Closes and opens @d again. While the other processes hold the host
+ * budget (rbln.ko's limit on host buffers, shared by every client), the
+ * new file's command buffer is refused with -ENOMEM, as it should be:
+ * wait up to 2 s for them to free some, as a real client would retry.
+ */
 static int reopen(struct fdev *d)
 {
-	unsigned int index = d->index;
+	unsigned int index = d->index, tries;
+	int err = -ENOMEM;
 
 	dev_close(d);
-	d->index = index;
-	return dev_open(d);
+	for (tries = 0; tries < 400 && err == -ENOMEM; tries++) {
+		if (tries)
+			usleep(5000);
+		d->index = index;
+		err = dev_open(d);
+	}
+	if (err == -ENOMEM)
+		printf("# rbln%u: command buffer: host budget still full after 2 s\n",
+		       index);
+	return err;
 }
 
 /*
