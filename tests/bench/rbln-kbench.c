@@ -6,6 +6,7 @@
  *
  *   rbln-kbench [-e engines] [-d devices for the all-reduce] [-t threads]
  *               [-m rows,rows,...] [-s KxN,KxN,...]
+ *               [-k matmul,attention,allreduce]
  *
  * Memory bandwidth, float32 FMA peak and the bfloat16 peaks (vdpbf16ps,
  * AMX tiles; where the CPU has them) with 1 and 2 threads (more with -t), then
@@ -23,7 +24,9 @@
  * tiles, bf16 dot products or float32 FMA, whichever is highest: the
  * bound of any program) and, beside it, to the float32 FMA peak (the
  * bound of kernels that widen their weights to float32). The kernels run on one emulated device with -e engines
- * (2 by default); RBLN_CPU_VARIANT picks the CPU variant.
+ * (2 by default); RBLN_CPU_VARIANT picks the CPU variant. -k runs only
+ * the kernel groups it lists (the limits are always measured): a sweep
+ * over engine counts of one group then takes seconds, not minutes.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -227,6 +230,39 @@ bad:
 	return 0;
 }
 
+/* The -k groups. */
+enum { KB_MATMUL = 1, KB_ATTENTION = 2, KB_ALLREDUCE = 4 };
+
+/*
+ * The -k list: comma-separated group names. Returns the groups' bits, 0
+ * (after saying why) for an unknown name.
+ */
+static unsigned int parse_groups(const char *arg)
+{
+	static const char *const names[] = { "matmul", "attention",
+					     "allreduce" };
+	unsigned int groups = 0, i;
+	const char *p = arg;
+	size_t len;
+
+	for (;;) {
+		len = strcspn(p, ",");
+		for (i = 0; i < 3; i++)
+			if (strlen(names[i]) == len &&
+			    strncmp(p, names[i], len) == 0)
+				break;
+		if (i == 3) {
+			fprintf(stderr, "rbln-kbench: -k \"%s\": want matmul, attention or allreduce, comma-separated\n",
+				arg);
+			return 0;
+		}
+		groups |= 1U << i;
+		if (!p[len])
+			return groups;
+		p += len + 1;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t shapes[KB_MAX_SHAPES][2] = { { 2048, 8192 }, { 8192, 2048 } };
@@ -238,12 +274,12 @@ int main(int argc, char **argv)
 	uint32_t rows[KB_MAX_ROWS] = { 1, 8, 512 };
 	unsigned int nrows = 3;
 	const char *variant = getenv("RBLN_CPU_VARIANT");
-	unsigned int nr = 0;
+	unsigned int nr = 0, groups = KB_MATMUL | KB_ATTENTION | KB_ALLREDUCE;
 	npu_device *dev[64];
 	npu_context *ctx;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "e:d:t:m:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "e:d:t:m:s:k:")) != -1) {
 		switch (opt) {
 		case 'e':
 			engines = (unsigned int)atoi(optarg);
@@ -264,8 +300,13 @@ int main(int argc, char **argv)
 			if (!nshapes)
 				return 2;
 			break;
+		case 'k':
+			groups = parse_groups(optarg);
+			if (!groups)
+				return 2;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-e engines] [-d devices] [-t threads] [-m rows,...] [-s KxN,...]\n",
+			fprintf(stderr, "usage: %s [-e engines] [-d devices] [-t threads] [-m rows,...] [-s KxN,...] [-k groups]\n",
 				argv[0]);
 			return 2;
 		}
@@ -281,7 +322,7 @@ int main(int argc, char **argv)
 	kb_check(npu_device_query(dev[0], &info), "npu_device_query");
 	unsigned int lim = engines < threads ? engines : threads;
 
-	for (unsigned int m = 0; m < nrows; m++)
+	for (unsigned int m = 0; m < nrows && (groups & KB_MATMUL); m++)
 		for (unsigned int s = 0; s < nshapes; s++)
 			kb_matmul(dev[0], rows[m], shapes[s][0],
 				  shapes[s][1], NPU_DTYPE_BF16, 0, l.bw[lim],
@@ -291,13 +332,13 @@ int main(int argc, char **argv)
 	 * --matmul-precision bf16): bf16 dot products where the CPU's
 	 * outrun its float32 FMAs, else the same kernels as above.
 	 */
-	for (unsigned int m = 0; m < nrows; m++)
+	for (unsigned int m = 0; m < nrows && (groups & KB_MATMUL); m++)
 		for (unsigned int s = 0; s < nshapes && rows[m] >= 16; s++)
 			kb_matmul(dev[0], rows[m], shapes[s][0],
 				  shapes[s][1], NPU_DTYPE_BF16, 1, l.bw[lim],
 				  l.fma[lim], &r[nr++]);
 	/* Weight-only int8 (w8a16) decode: half the bytes of bfloat16. */
-	for (unsigned int s = 0; s < nshapes; s++)
+	for (unsigned int s = 0; s < nshapes && (groups & KB_MATMUL); s++)
 		kb_matmul(dev[0], 1, shapes[s][0], shapes[s][1], NPU_DTYPE_I8,
 			  0, l.bw[lim], l.fma[lim], &r[nr++]);
 	/*
@@ -305,18 +346,22 @@ int main(int argc, char **argv)
 	 * partitions and heads spread over the engines), then the token-major
 	 * layout of ISA 1.1 for comparison.
 	 */
-	kb_attention(dev[0], 8, 4096, 32, 8, 64, 512, NPU_KV_HEAD_MAJOR,
-		     l.bw[lim], &r[nr++]);
-	kb_attention(dev[0], 1, 4096, 32, 8, 64, 512, NPU_KV_HEAD_MAJOR,
-		     l.bw[lim], &r[nr++]);
-	kb_attention(dev[0], 8, 4096, 32, 8, 64, 512, NPU_KV_TOKEN_MAJOR,
-		     l.bw[lim], &r[nr++]);
+	if (groups & KB_ATTENTION) {
+		kb_attention(dev[0], 8, 4096, 32, 8, 64, 512,
+			     NPU_KV_HEAD_MAJOR, l.bw[lim], &r[nr++]);
+		kb_attention(dev[0], 1, 4096, 32, 8, 64, 512,
+			     NPU_KV_HEAD_MAJOR, l.bw[lim], &r[nr++]);
+		kb_attention(dev[0], 8, 4096, 32, 8, 64, 512,
+			     NPU_KV_TOKEN_MAJOR, l.bw[lim], &r[nr++]);
+	}
 	close_ctx(ctx, dev, 1);
 
-	ctx = open_ctx(ndev, 0, dev);
-	kb_allreduce(dev, ndev, 8 * 1024, &r[nr++]);
-	kb_allreduce(dev, ndev, 1024 * 1024, &r[nr++]);
-	close_ctx(ctx, dev, ndev);
+	if (groups & KB_ALLREDUCE) {
+		ctx = open_ctx(ndev, 0, dev);
+		kb_allreduce(dev, ndev, 8 * 1024, &r[nr++]);
+		kb_allreduce(dev, ndev, 1024 * 1024, &r[nr++]);
+		close_ctx(ctx, dev, ndev);
+	}
 
 	/*
 	 * A shared host's memory bandwidth drifts within a run: measure the
