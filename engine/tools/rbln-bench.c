@@ -34,12 +34,14 @@
 #include "cli/compile_cli.h"
 #include "bench_peer.h"
 #include "cli/sample_cli.h"
+#include "config/compiled_config.h"
 #include "rbln_runtime.h"
+#include "util/text.h"
 
 #define MAX_MODELS 8
 #define MAX_TPS 8
-#define MAX_QUANTS 2
-#define MAX_PRECS 2
+#define MAX_NAMES 2	/* of a --quantize or --matmul-precision list */
+#define MAX_PRECS MAX_NAMES
 #define N_BATCHES 3
 /* Width of the first column: a model's name, its quantisation and precision. */
 #define NAME_W 32
@@ -54,15 +56,19 @@ struct bench_model {
 	bool dummy;
 };
 
+/* An enum's values as a list spelled them (parse_names()), in its order. */
+struct name_list {
+	unsigned int v[MAX_NAMES];
+	size_t n;
+};
+
 struct options {
 	struct bench_model models[MAX_MODELS];
 	size_t n_models;
 	uint32_t tps[MAX_TPS];
 	size_t n_tps;
-	enum rbln_quantize quants[MAX_QUANTS];
-	size_t n_quants;
-	enum rbln_matmul_precision precs[MAX_PRECS];
-	size_t n_precs;
+	struct name_list quants;	/* enum rbln_quantize */
+	struct name_list precs;		/* enum rbln_matmul_precision */
 	uint32_t prompt_len;
 	uint32_t decode_steps;
 	uint32_t chunk;
@@ -157,56 +163,35 @@ static int add_model(struct options *o, const char *arg, bool dummy)
 	return 0;
 }
 
-/* "none,w8a16": each spelling once. */
-static int parse_quants(const char *arg, struct options *o)
+/*
+ * --FLAG "none,w8a16", "float32,bf16": spellings of @names (an enum's, by
+ * value: util/text.h), each once; their values into @l.  The error is
+ * printed.
+ */
+static int parse_names(const char *flag, const char *arg, const char *const names[],
+		       struct name_list *l)
 {
-	char *list = strdup(arg), *save = NULL, *tok;
-	enum rbln_quantize q;
+	char *list = strdup(arg), *save = NULL, *tok, choices[64];
 	size_t i;
-	int rc = list ? 0 : -ENOMEM;
+	int v, rc = list ? 0 : -ENOMEM;
 
-	o->n_quants = 0;
+	l->n = 0;
 	for (tok = list ? strtok_r(list, ",", &save) : NULL; tok && !rc;
 	     tok = strtok_r(NULL, ",", &save)) {
-		if (rbln_quantize_parse(tok, &q)) {
-			rc = -EINVAL;
-			break;
-		}
-		for (i = 0; i < o->n_quants && o->quants[i] != q; i++)
+		v = rbln_name_index(names, tok);
+		for (i = 0; v >= 0 && i < l->n && l->v[i] != (unsigned int)v; i++)
 			;
-		if (i < o->n_quants || o->n_quants == MAX_QUANTS)
+		if (v < 0 || i < l->n || l->n == MAX_NAMES)
 			rc = -EINVAL;
 		else
-			o->quants[o->n_quants++] = q;
+			l->v[l->n++] = (unsigned int)v;
 	}
 	free(list);
-	return rc || !o->n_quants ? -EINVAL : 0;
-}
-
-/* "float32,bf16": each spelling once. */
-static int parse_precs(const char *arg, struct options *o)
-{
-	char *list = strdup(arg), *save = NULL, *tok;
-	enum rbln_matmul_precision p;
-	size_t i;
-	int rc = list ? 0 : -ENOMEM;
-
-	o->n_precs = 0;
-	for (tok = list ? strtok_r(list, ",", &save) : NULL; tok && !rc;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (rbln_matmul_precision_parse(tok, &p)) {
-			rc = -EINVAL;
-			break;
-		}
-		for (i = 0; i < o->n_precs && o->precs[i] != p; i++)
-			;
-		if (i < o->n_precs || o->n_precs == MAX_PRECS)
-			rc = -EINVAL;
-		else
-			o->precs[o->n_precs++] = p;
-	}
-	free(list);
-	return rc || !o->n_precs ? -EINVAL : 0;
+	if (!rc && l->n)
+		return 0;
+	rbln_name_choices(names, " and ", choices, sizeof(choices));
+	fprintf(stderr, "rbln-bench: --%s '%s': a list of %s, each once\n", flag, arg, choices);
+	return -EINVAL;
 }
 
 static int parse_args(int argc, char **argv, struct options *o)
@@ -256,18 +241,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 				   MAX_TPS;
 			break;
 		case 'q':
-			if (parse_quants(optarg, o)) {
-				fprintf(stderr, "rbln-bench: --quantize '%s': a list of none and "
-					"w8a16, each once\n", optarg);
-				return 2;
-			}
-			break;
 		case 'M':
-			if (parse_precs(optarg, o)) {
-				fprintf(stderr, "rbln-bench: --matmul-precision '%s': a list of "
-					"float32 and bf16, each once\n", optarg);
+			if (parse_names(c == 'q' ? "quantize" : "matmul-precision", optarg,
+					c == 'q' ? rbln_quantize_names : rbln_matmul_precision_names,
+					c == 'q' ? &o->quants : &o->precs))
 				return 2;
-			}
 			break;
 		case 'p':
 		case 's':
@@ -637,13 +615,13 @@ int main(int argc, char **argv)
 		o.models[1] = (struct bench_model){ "llama-3.2-1b-shape", RBLN_BENCH_1B_DIR, true };
 		o.n_models = 2;
 	}
-	if (!o.n_quants) {
-		o.quants[0] = RBLN_QUANT_NONE;
-		o.n_quants = 1;
+	if (!o.quants.n) {
+		o.quants.v[0] = RBLN_QUANT_NONE;
+		o.quants.n = 1;
 	}
-	if (!o.n_precs) {
-		o.precs[0] = RBLN_MATMUL_F32;
-		o.n_precs = 1;
+	if (!o.precs.n) {
+		o.precs.v[0] = RBLN_MATMUL_F32;
+		o.precs.n = 1;
 	}
 	if (!o.n_tps) {
 		o.tps[0] = 1;
@@ -659,10 +637,10 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	for (m = 0; m < o.n_models; m++) {
 		/* Per TP degree: each quantisation, each precision. */
-		for (t = 0; t < o.n_tps * o.n_quants * o.n_precs; t++) {
-			enum rbln_matmul_precision p = o.precs[t % o.n_precs];
-			enum rbln_quantize q = o.quants[t / o.n_precs % o.n_quants];
-			uint32_t tp = o.tps[t / o.n_precs / o.n_quants];
+		for (t = 0; t < o.n_tps * o.quants.n * o.precs.n; t++) {
+			enum rbln_matmul_precision p = o.precs.v[t % o.precs.n];
+			enum rbln_quantize q = o.quants.v[t / o.precs.n % o.quants.n];
+			uint32_t tp = o.tps[t / o.precs.n / o.quants.n];
 			struct row row = { 0 };
 			char name[128];
 

@@ -15,43 +15,43 @@
 
 #include "util/file.h"
 #include "util/json.h"
+#include "util/text.h"
 
 const char *rbln_attn_impl_name(enum rbln_attn_impl a)
 {
 	return a == RBLN_ATTN_FLASH ? "flash_attn" : "eager";
 }
 
-const char *rbln_quantize_name(enum rbln_quantize q)
-{
-	return q == RBLN_QUANT_W8A16 ? "w8a16" : "none";
-}
+const char *const rbln_quantize_names[] = {
+	[RBLN_QUANT_NONE] = "none", [RBLN_QUANT_W8A16] = "w8a16", NULL,
+};
 
-int rbln_quantize_parse(const char *s, enum rbln_quantize *q)
-{
-	if (!strcmp(s, "none"))
-		*q = RBLN_QUANT_NONE;
-	else if (!strcmp(s, "w8a16"))
-		*q = RBLN_QUANT_W8A16;
-	else
-		return -EINVAL;
-	return 0;
-}
+const char *const rbln_matmul_precision_names[] = {
+	[RBLN_MATMUL_F32] = "float32", [RBLN_MATMUL_BF16] = "bf16", NULL,
+};
 
-const char *rbln_matmul_precision_name(enum rbln_matmul_precision p)
-{
-	return p == RBLN_MATMUL_BF16 ? "bf16" : "float32";
-}
+/*
+ * E_name() and E_parse() of enum E, whose spellings are the table E_names
+ * (rbln_compiled_config.h declares them): rbln_name_of() and
+ * rbln_name_index() with the enum's type.
+ */
+#define ENUM_SPELLINGS(E)							\
+	const char *E##_name(enum E v)						\
+	{									\
+		return rbln_name_of(E##_names, v);				\
+	}									\
+										\
+	int E##_parse(const char *s, enum E *out)				\
+	{									\
+		int v = rbln_name_index(E##_names, s);				\
+										\
+		if (v >= 0)							\
+			*out = (enum E)v;					\
+		return v < 0 ? v : 0;						\
+	}
 
-int rbln_matmul_precision_parse(const char *s, enum rbln_matmul_precision *p)
-{
-	if (!strcmp(s, "float32"))
-		*p = RBLN_MATMUL_F32;
-	else if (!strcmp(s, "bf16"))
-		*p = RBLN_MATMUL_BF16;
-	else
-		return -EINVAL;
-	return 0;
-}
+ENUM_SPELLINGS(rbln_quantize)		/* rbln_quantize_name(), rbln_quantize_parse() */
+ENUM_SPELLINGS(rbln_matmul_precision)	/* rbln_matmul_precision_name(), _parse() */
 
 unsigned int rbln_compiled_isa_minor(const struct rbln_compiled_config *cc)
 {
@@ -194,39 +194,27 @@ static int get_dtype(const struct rbln_json_scope *s, json_object *o, const char
 	return 0;
 }
 
-/* "quantize": absent in directories compiled before it existed (none). */
-static int get_quantize(const struct rbln_json_scope *s, json_object *o,
-			enum rbln_quantize *q)
-{
-	const char *str;
-	int rc = rbln_json_get_string(s, o, "quantize", false, &str, NULL);
-
-	*q = RBLN_QUANT_NONE;
-	if (rc <= 0)
-		return rc;
-	if (rbln_quantize_parse(str, q))
-		return rbln_json_field_error(s, "quantize", -EINVAL, "is \"%s\"; expected "
-					     "none or w8a16", str);
-	return 0;
-}
-
 /*
- * "matmul_precision": absent in directories compiled before it existed,
- * whose programs multiply float32 activations.
+ * A key spelled as one of @names (rbln_name_index()): its value, or a
+ * negative error.  Absent, the first value (0): "quantize" and
+ * "matmul_precision" are absent in directories compiled before they
+ * existed, whose programs have float weights and multiply float32
+ * activations.
  */
-static int get_matmul_precision(const struct rbln_json_scope *s, json_object *o,
-				enum rbln_matmul_precision *p)
+static int get_name(const struct rbln_json_scope *s, json_object *o, const char *key,
+		    const char *const names[])
 {
 	const char *str;
-	int rc = rbln_json_get_string(s, o, "matmul_precision", false, &str, NULL);
+	char choices[64];
+	int rc = rbln_json_get_string(s, o, key, false, &str, NULL);
 
-	*p = RBLN_MATMUL_F32;
 	if (rc <= 0)
 		return rc;
-	if (rbln_matmul_precision_parse(str, p))
-		return rbln_json_field_error(s, "matmul_precision", -EINVAL, "is \"%s\"; "
-					     "expected float32 or bf16", str);
-	return 0;
+	rc = rbln_name_index(names, str);
+	if (rc >= 0)
+		return rc;
+	rbln_name_choices(names, " or ", choices, sizeof(choices));
+	return rbln_json_field_error(s, key, -EINVAL, "is \"%s\"; expected %s", str, choices);
 }
 
 /* What only this engine's compiler writes, first: which format and model. */
@@ -280,10 +268,16 @@ static int read_kinds(const struct rbln_json_scope *s, json_object *o,
 	int rc;
 
 	if ((rc = get_dtype(s, o, "dtype", &cc->dtype)) ||
-	    (rc = get_dtype(s, o, "kv_cache_dtype", &cc->kv_cache_dtype)) ||
-	    (rc = get_quantize(s, o, &cc->quantize)) ||
-	    (rc = get_matmul_precision(s, o, &cc->matmul_precision)))
+	    (rc = get_dtype(s, o, "kv_cache_dtype", &cc->kv_cache_dtype)))
 		return rc;
+	rc = get_name(s, o, "quantize", rbln_quantize_names);
+	if (rc < 0)
+		return rc;
+	cc->quantize = (enum rbln_quantize)rc;
+	rc = get_name(s, o, "matmul_precision", rbln_matmul_precision_names);
+	if (rc < 0)
+		return rc;
+	cc->matmul_precision = (enum rbln_matmul_precision)rc;
 	rc = rbln_json_get_string(s, o, "attn_impl", true, &str, NULL);
 	if (rc < 0)
 		return rc;

@@ -14,4 +14,12 @@ int rbln_compiled_dtype_parse(const char *s, enum rbln_dtype *dt);
 /* The torch spelling rbln_config.json uses. */
 const char *rbln_compiled_dtype_name(enum rbln_dtype dt);
 
+/*
+ * The spellings of enum rbln_quantize and enum rbln_matmul_precision, by
+ * value, NULL-terminated (util/text.h's rbln_name_*()): what
+ * rbln_config.json, --quantize and --matmul-precision take.
+ */
+extern const char *const rbln_quantize_names[];
+extern const char *const rbln_matmul_precision_names[];
+
 #endif

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "text.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 int rbln_hex_digit(char c)
@@ -40,4 +42,39 @@ size_t rbln_edit_distance(const char *a, const char *b)
 		}
 	}
 	return row[lb];
+}
+
+int rbln_name_index(const char *const names[], const char *s)
+{
+	int v;
+
+	for (v = 0; names[v]; v++)
+		if (!strcmp(names[v], s))
+			return v;
+	return -EINVAL;
+}
+
+const char *rbln_name_of(const char *const names[], unsigned int v)
+{
+	unsigned int i;
+
+	for (i = 0; names[i] && i < v; i++)
+		;
+	return names[i] ? names[i] : names[0];
+}
+
+void rbln_name_choices(const char *const names[], const char *last, char *buf, size_t size)
+{
+	size_t len = 0;
+	int v, n;
+
+	if (size)
+		buf[0] = '\0';
+	for (v = 0; names[v] && len < size; v++) {
+		n = snprintf(buf + len, size - len, "%s%s", !v ? "" : names[v + 1] ? ", " : last,
+			     names[v]);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
 }

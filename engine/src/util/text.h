@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Small text helpers shared by the parsers: hex digits, edit distance. */
+/*
+ * Small text helpers shared by the parsers: hex digits, edit distance, the
+ * spellings of an enum's values.
+ */
 #ifndef RBLN_TEXT_H
 #define RBLN_TEXT_H
 
@@ -17,5 +20,20 @@ int rbln_hex_digit(char c);
  * them would not help, and the row stays on the stack).
  */
 size_t rbln_edit_distance(const char *a, const char *b);
+
+/*
+ * An enum's spellings: names[v] spells value v (0, 1, ... without gaps),
+ * and a NULL ends the table.  The one parser of such spellings, for the
+ * command lines and the files alike.
+ */
+/* The value that @s spells, -EINVAL for anything else. */
+int rbln_name_index(const char *const names[], const char *s);
+/* The spelling of @v, the first one's for a value past the table. */
+const char *rbln_name_of(const char *const names[], unsigned int v);
+/*
+ * "a, b or c" (@last " or "), "a and b" (" and "): the spellings as a
+ * message lists them, cut to @size bytes.
+ */
+void rbln_name_choices(const char *const names[], const char *last, char *buf, size_t size);
 
 #endif

@@ -8,18 +8,21 @@
 #include <string.h>
 
 #include "server.h"
+#include "util/text.h"
 
 #define UNLOADED_REASON "unloaded"
 
+static const char *const control_mode_names[] = {
+	[SERVE_CONTROL_NONE] = "none", [SERVE_CONTROL_EXPLICIT] = "explicit", NULL,
+};
+
 int serve_control_mode_parse(const char *s, enum serve_control_mode *out)
 {
-	if (!strcmp(s, "none"))
-		*out = SERVE_CONTROL_NONE;
-	else if (!strcmp(s, "explicit"))
-		*out = SERVE_CONTROL_EXPLICIT;
-	else
-		return -EINVAL;
-	return 0;
+	int v = rbln_name_index(control_mode_names, s);
+
+	if (v >= 0)
+		*out = (enum serve_control_mode)v;
+	return v < 0 ? v : 0;
 }
 
 bool serve_model_hold(struct serve_model *m)
