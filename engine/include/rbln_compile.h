@@ -77,6 +77,17 @@ int rbln_compile(const char *hf_dir, const char *out_dir,
 int rbln_compiled_config_load(const char *dir, struct rbln_compiled_config *cc,
 			      struct rbln_error *err);
 
+/*
+ * The least ISA minor version (major 1) of a device that runs the programs
+ * of cc (config.json included, as rbln_compiled_config_load() gives it):
+ * the version the ISA encoder's stream header claims for them as the
+ * compiler encodes them (libnpu/isa/isa_encode.h), so 2 (compute opcodes,
+ * head-major KV cache, int8 weights), 3 with bf16 MATMUL activations
+ * (RBLN_MATMUL_A_BF16).  The encoder's current minor where cc's shape or
+ * memory fails.
+ */
+unsigned int rbln_compiled_isa_minor(const struct rbln_compiled_config *cc);
+
 /* Parses a decoder batch-size list such as "8,4,1" into opt. */
 int rbln_compile_parse_batch_sizes(const char *text, struct rbln_compile_options *opt,
 				   struct rbln_error *err);

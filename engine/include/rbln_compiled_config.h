@@ -106,11 +106,5 @@ int rbln_quantize_parse(const char *s, enum rbln_quantize *q);
 const char *rbln_matmul_precision_name(enum rbln_matmul_precision p);
 /* Parses that spelling; -EINVAL for anything else. */
 int rbln_matmul_precision_parse(const char *s, enum rbln_matmul_precision *p);
-/*
- * The least ISA minor version (major 1) of a device that runs the programs
- * of cc: 2 (compute opcodes, head-major KV cache, int8 weights), 3 with
- * bf16 MATMUL activations (RBLN_MATMUL_A_BF16).
- */
-unsigned int rbln_compiled_isa_minor(const struct rbln_compiled_config *cc);
 
 #endif

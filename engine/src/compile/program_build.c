@@ -270,40 +270,61 @@ static void head(struct build *b)
 		    io_ints(b, b->io.argmax_index, b->B), logits, s->vocab, s->vocab_first);
 }
 
+/*
+ * Encodes the program of shape (b->T, b->B) into b->es: 0, or -ENOMEM
+ * before any command (the stream's own errors stay in b->es.error).  Free
+ * with build_free().
+ */
+static int encode(struct build *b)
+{
+	const struct rbln_compiled_config *cc = b->cc;
+	const struct rbln_layout_shape *s = b->s;
+	uint32_t l, max_t, max_b;
+
+	if (rbln_layout_weights(s, &b->w))
+		return -ENOMEM;
+	rbln_layout_max_shape(cc, &max_t, &max_b);
+	rbln_layout_kv(cc, s, &b->kv);
+	rbln_layout_io(cc, s, b->T, b->B, &b->io);
+	rbln_layout_scratch(cc, s, b->T, b->B, &b->sc);
+	/* Peers read our areas at the offsets they compute: always the largest shape's. */
+	rbln_layout_comm(s, max_t, &b->comm);
+	b->wdt = isa_dtype_of(s->wdtype);
+	b->kvdt = isa_dtype_of(s->kvdtype);
+	b->mdt = s->quant == RBLN_QUANT_W8A16 ? RBLN_DTYPE_I8 : b->wdt;
+	b->mflags = cc->matmul_precision == RBLN_MATMUL_BF16 ? RBLN_MATMUL_A_BF16 : 0;
+	rbln_program_rope_params(&cc->model.rope, &b->rope);
+	/* Out of memory here is the stream's sticky error. */
+	isa_stream_init(&b->es, UINT64_MAX);
+
+	embed(b);
+	for (l = 0; l < s->layers; l++) {
+		attention_block(b, l);
+		mlp_block(b, l);
+	}
+	head(b);
+	return 0;
+}
+
+static void build_free(struct build *b)
+{
+	isa_stream_free(&b->es);
+	rbln_layout_weights_free(&b->w);
+}
+
 int rbln_program_build(const struct rbln_compiled_config *cc, const struct rbln_layout_shape *s,
 		  const struct rbln_layout_buffers *bufs, uint32_t tokens, uint32_t seqs,
 		  struct program_image *img, struct rbln_error *err)
 {
 	struct build b = { .cc = cc, .s = s, .T = tokens, .B = seqs };
-	uint32_t l, max_t, max_b, i;
 	const void *data;
 	size_t len;
+	uint32_t i;
 	int rc;
 
 	memset(img, 0, sizeof(*img));
-	if (rbln_layout_weights(s, &b.w))
+	if (encode(&b))
 		return rbln_error_set(err, -ENOMEM, "out of memory");
-	rbln_layout_max_shape(cc, &max_t, &max_b);
-	rbln_layout_kv(cc, s, &b.kv);
-	rbln_layout_io(cc, s, tokens, seqs, &b.io);
-	rbln_layout_scratch(cc, s, tokens, seqs, &b.sc);
-	/* Peers read our areas at the offsets they compute: always the largest shape's. */
-	rbln_layout_comm(s, max_t, &b.comm);
-	b.wdt = isa_dtype_of(s->wdtype);
-	b.kvdt = isa_dtype_of(s->kvdtype);
-	b.mdt = s->quant == RBLN_QUANT_W8A16 ? RBLN_DTYPE_I8 : b.wdt;
-	b.mflags = cc->matmul_precision == RBLN_MATMUL_BF16 ? RBLN_MATMUL_A_BF16 : 0;
-	rbln_program_rope_params(&cc->model.rope, &b.rope);
-	/* Out of memory here is the stream's sticky error, reported below. */
-	isa_stream_init(&b.es, UINT64_MAX);
-
-	embed(&b);
-	for (l = 0; l < s->layers; l++) {
-		attention_block(&b, l);
-		mlp_block(&b, l);
-	}
-	head(&b);
-
 	rc = b.es.error;
 	data = b.es.data;
 	len = b.es.size;
@@ -339,7 +360,30 @@ int rbln_program_build(const struct rbln_compiled_config *cc, const struct rbln_
 	}
 	memcpy(img->stream, data, len);
 out:
-	isa_stream_free(&b.es);
-	rbln_layout_weights_free(&b.w);
+	build_free(&b);
 	return rc;
+}
+
+/*
+ * Every program of a compile, of every rank and shape, has the same kinds
+ * of commands with the same flags (only their sizes and offsets differ):
+ * rank 0's decoder of the smallest batch, as encoded, stands for them.
+ */
+unsigned int rbln_compiled_isa_minor(const struct rbln_compiled_config *cc)
+{
+	struct layout_program progs[RBLN_MAX_DECODER_BATCHES + 1];
+	struct rbln_layout_shape s;
+	struct build b = { .cc = cc, .s = &s };
+	unsigned int minor = RBLN_ISA_VERSION_MINOR;
+	uint32_t n;
+
+	if (rbln_layout_shape(cc, 0, &s, NULL))
+		return minor;
+	n = rbln_layout_programs(cc, progs);
+	b.T = progs[n - 1].tokens;
+	b.B = progs[n - 1].seqs;
+	if (!encode(&b) && !b.es.error)
+		minor = b.es.minor;
+	build_free(&b);
+	return minor;
 }

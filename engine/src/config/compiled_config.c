@@ -53,11 +53,6 @@ const char *const rbln_matmul_precision_names[] = {
 ENUM_SPELLINGS(rbln_quantize)		/* rbln_quantize_name(), rbln_quantize_parse() */
 ENUM_SPELLINGS(rbln_matmul_precision)	/* rbln_matmul_precision_name(), _parse() */
 
-unsigned int rbln_compiled_isa_minor(const struct rbln_compiled_config *cc)
-{
-	return cc->matmul_precision == RBLN_MATMUL_BF16 ? 3 : 2;
-}
-
 static const char *dtype_json(enum rbln_dtype dt)
 {
 	switch (dt) {
