@@ -120,9 +120,30 @@ static int rbln_model_mm_piece(struct rbln_model_par *par, u64 piece)
 }
 
 /*
- * The kernel and piece shape of @job: the tile kernel for bf16 weights
- * and enough rows where the variant has one, else the vector kernel, in
- * narrower pieces for a decode batch.
+ * The kernel for @mm, in order of preference: the variant's tile kernel
+ * for bf16 weights and enough rows; its bf16 dot products where the
+ * command allows bf16 activations, on packed bf16 weights with enough
+ * rows, on CPUs where they pay (rbln_model_mm_a_bf16_ok()); else its
+ * vector kernel.
+ */
+static void (*rbln_model_mm_kernel(const struct rbln_model_mm *mm,
+				   const struct rbln_model_kernels *kern))
+	(const struct rbln_model_mm *, u64, u64, u32, u32, u32, u32)
+{
+	if (kern->mm_tiles && mm->dtype == RBLN_DTYPE_BF16 &&
+	    mm->m >= kern->mm_tiles_min_rows)
+		return kern->mm_tiles;
+	if (mm->a_bf16 && kern->mm_a_bf16 && mm->dtype == RBLN_DTYPE_BF16 &&
+	    mm->layout == RBLN_LAYOUT_PACKED16 &&
+	    mm->m >= kern->mm_a_bf16_min_rows && rbln_model_mm_a_bf16_ok())
+		return kern->mm_a_bf16;
+	return kern->mm;
+}
+
+/*
+ * The kernel and piece shape of @job: tiles take large pieces of rows
+ * (halved until every engine has one); the other kernels take pieces of
+ * RBLN_MODEL_MM_PG panels, narrower for a decode batch.
  */
 static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 				   const struct rbln_model_kernels *kern,
@@ -130,18 +151,11 @@ static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 {
 	u64 mblocks;
 
-	job->fn = kern->mm;
+	job->fn = rbln_model_mm_kernel(&job->mm, kern);
 	job->mb = RBLN_MODEL_MM_MB;
 	job->pg = RBLN_MODEL_MM_PG;
 	job->msub = RBLN_MODEL_MM_MSUB;
-	if (job->mm.a_bf16 && kern->mm_a_bf16 &&
-	    job->mm.dtype == RBLN_DTYPE_BF16 &&
-	    job->mm.layout == RBLN_LAYOUT_PACKED16 &&
-	    job->mm.m >= kern->mm_a_bf16_min_rows && rbln_model_mm_a_bf16_ok())
-		job->fn = kern->mm_a_bf16;
-	if (kern->mm_tiles && job->mm.dtype == RBLN_DTYPE_BF16 &&
-	    job->mm.m >= kern->mm_tiles_min_rows) {
-		job->fn = kern->mm_tiles;
+	if (job->fn == kern->mm_tiles) {
 		job->mb = RBLN_MODEL_MM_TILE_MB_MAX;
 		job->pg = RBLN_MODEL_MM_TILE_PG;
 		for (;;) {
@@ -158,12 +172,11 @@ static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 				break;
 		}
 		job->msub = job->mb;
-	}
-	if (job->fn != kern->mm_tiles &&
-	    job->mm.m <= RBLN_MODEL_MM_STREAM_ROWS)
+	} else if (job->mm.m <= RBLN_MODEL_MM_STREAM_ROWS) {
 		while (job->pg > RBLN_MODEL_MM_STREAM_PG &&
 		       (job->panels + job->pg - 1) / job->pg < 2 * engines)
 			job->pg /= 2;
+	}
 	job->pgroups = (job->panels + job->pg - 1) / job->pg;
 	job->pieces = (job->mm.m + job->mb - 1) / job->mb * job->pgroups;
 }
