@@ -120,21 +120,29 @@ static int rbln_model_mm_piece(struct rbln_model_par *par, u64 piece)
 }
 
 /*
- * The kernel for @mm, in order of preference: the variant's tile kernel
- * for bf16 weights and enough rows; its bf16 dot products where the
- * command allows bf16 activations, on packed bf16 weights with enough
- * rows, on CPUs where they pay (rbln_model_mm_a_bf16_ok()); else its
- * vector kernel.
+ * The kernel for @mm, in order of preference: the variant's decode kernel
+ * for a decode batch of packed bf16 weights that allows bf16 activations,
+ * with enough rows;
+ * its tile kernel for bf16 weights and enough rows; its bf16 dot products
+ * where the command allows bf16 activations, on packed bf16 weights with
+ * enough rows, on CPUs where they pay (rbln_model_mm_a_bf16_ok()); else
+ * its vector kernel.
  */
 static void (*rbln_model_mm_kernel(const struct rbln_model_mm *mm,
 				   const struct rbln_model_kernels *kern))
 	(const struct rbln_model_mm *, u64, u64, u32, u32, u32, u32)
 {
+	bool packed_bf16 = mm->dtype == RBLN_DTYPE_BF16 &&
+			   mm->layout == RBLN_LAYOUT_PACKED16;
+
+	if (mm->a_bf16 && kern->mm_decode && packed_bf16 &&
+	    mm->m >= kern->mm_decode_min_rows &&
+	    mm->m <= RBLN_MODEL_MM_STREAM_ROWS)
+		return kern->mm_decode;
 	if (kern->mm_tiles && mm->dtype == RBLN_DTYPE_BF16 &&
 	    mm->m >= kern->mm_tiles_min_rows)
 		return kern->mm_tiles;
-	if (mm->a_bf16 && kern->mm_a_bf16 && mm->dtype == RBLN_DTYPE_BF16 &&
-	    mm->layout == RBLN_LAYOUT_PACKED16 &&
+	if (mm->a_bf16 && kern->mm_a_bf16 && packed_bf16 &&
 	    mm->m >= kern->mm_a_bf16_min_rows && rbln_model_mm_a_bf16_ok())
 		return kern->mm_a_bf16;
 	return kern->mm;

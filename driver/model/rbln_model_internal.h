@@ -300,6 +300,11 @@ struct rbln_model_seq {
  *	activations to bf16 (same contract as @mm otherwise), for commands
  *	with RBLN_MATMUL_A_BF16 where rbln_model_mm_a_bf16_ok()
  * @mm_a_bf16_min_rows: fewest rows of a command that @mm_a_bf16 runs
+ * @mm_decode: NULL, or a MATMUL of packed bf16 weights for commands of at
+ *	most 16 rows (RBLN_MODEL_MM_STREAM_ROWS) with RBLN_MATMUL_A_BF16 (a
+ *	decode batch), which may round the activations to bf16 (same
+ *	contract as @mm otherwise); preferred to every other kernel there
+ * @mm_decode_min_rows: fewest rows of a command that @mm_decode runs
  * @embed: EMBED token rows [t0, t1), columns [c0, c1); -RBLN_EIO on a bad id
  * @rms_sumsq: add the squares of @n floats at @x to the 8 partial sums
  *	in @acc (lane i takes elements i, i + 8, ...: the order is fixed)
@@ -332,6 +337,9 @@ struct rbln_model_kernels {
 	void (*mm_a_bf16)(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 			  u32 p0, u32 p1, u32 k0, u32 k1);
 	u32 mm_a_bf16_min_rows;
+	void (*mm_decode)(const struct rbln_model_mm *mm, u64 m0, u64 m1,
+			  u32 p0, u32 p1, u32 k0, u32 k1);
+	u32 mm_decode_min_rows;
 	int (*embed)(const struct rbln_isa_embed *c, u8 *dst, const u8 *table,
 		     const u8 *ids, u64 rows, u64 t0, u64 t1, u32 c0, u32 c1);
 	void (*rms_sumsq)(const u8 *x, u32 n, u32 *acc);
@@ -399,6 +407,19 @@ extern const struct rbln_model_kernels rbln_model_kernels_avx512_amx;
 /* rbln_model_kern_amx.c: the AMX variants' MATMUL (emulated home only) */
 void rbln_model_mm_amx(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 		       u32 p0, u32 p1, u32 k0, u32 k1);
+/*
+ * rbln_model_kern_amx_decode.c: a decode batch's MATMUL with bf16
+ * activations on the tiles (emulated home only)
+ */
+void rbln_model_mm_amx_decode(const struct rbln_model_mm *mm, u64 m0, u64 m1,
+			      u32 p0, u32 p1, u32 k0, u32 k1);
+/*
+ * Fewest rows of a MATMUL with RBLN_MATMUL_A_BF16 that the AMX variants
+ * run on rbln_model_mm_amx_decode(). Measured on the 16-core Sapphire
+ * Rapids (2048 x 8192 bf16 from memory, avx512 vs tiles): M=1 114 vs
+ * 98 GB/s, M=8 662 vs 772 GFLOP/s, M=16 676 vs 1527.
+ */
+#define RBLN_MODEL_AMX_DECODE_MIN_ROWS	8U
 #endif
 #endif
 

@@ -114,6 +114,8 @@ const struct rbln_model_kernels rbln_model_kernels_amx = {
 	.mm = rbln_model_mm_avx512,
 	.mm_tiles = rbln_model_mm_amx,
 	.mm_tiles_min_rows = 1,
+	.mm_decode = rbln_model_mm_amx_decode,
+	.mm_decode_min_rows = RBLN_MODEL_AMX_DECODE_MIN_ROWS,
 	RBLN_K_AVX512_ATTN,
 	RBLN_K_AVX2_NON_MM,
 };
@@ -128,6 +130,8 @@ const struct rbln_model_kernels rbln_model_kernels_avx512_amx = {
 	.mm = rbln_model_mm_avx512,
 	.mm_tiles = rbln_model_mm_amx,
 	.mm_tiles_min_rows = RBLN_MODEL_AMX_MIN_ROWS,
+	.mm_decode = rbln_model_mm_amx_decode,
+	.mm_decode_min_rows = RBLN_MODEL_AMX_DECODE_MIN_ROWS,
 	RBLN_K_AVX512_ATTN,
 	RBLN_K_AVX2_NON_MM,
 };

@@ -322,25 +322,29 @@ int main(int argc, char **argv)
 	kb_check(npu_device_query(dev[0], &info), "npu_device_query");
 	unsigned int lim = engines < threads ? engines : threads;
 
-	for (unsigned int m = 0; m < nrows && (groups & KB_MATMUL); m++)
+	if (groups & KB_MATMUL) {
+		for (unsigned int m = 0; m < nrows; m++)
+			for (unsigned int s = 0; s < nshapes; s++)
+				kb_matmul(dev[0], rows[m], shapes[s][0],
+					  shapes[s][1], NPU_DTYPE_BF16, 0,
+					  l.bw[lim], l.fma[lim], &r[nr++]);
+		/*
+		 * With RBLN_MATMUL_A_BF16 (rbln-compile --matmul-precision
+		 * bf16): a decode batch on the AMX tiles, a prompt's rows on
+		 * bf16 dot products where the CPU's outrun its float32 FMAs,
+		 * else the same kernels as above.
+		 */
+		for (unsigned int m = 0; m < nrows; m++)
+			for (unsigned int s = 0; s < nshapes; s++)
+				kb_matmul(dev[0], rows[m], shapes[s][0],
+					  shapes[s][1], NPU_DTYPE_BF16, 1,
+					  l.bw[lim], l.fma[lim], &r[nr++]);
+		/* Weight-only int8 (w8a16) decode: half the bytes of bf16. */
 		for (unsigned int s = 0; s < nshapes; s++)
-			kb_matmul(dev[0], rows[m], shapes[s][0],
-				  shapes[s][1], NPU_DTYPE_BF16, 0, l.bw[lim],
-				  l.fma[lim], &r[nr++]);
-	/*
-	 * A prompt's rows with RBLN_MATMUL_A_BF16 (rbln-compile
-	 * --matmul-precision bf16): bf16 dot products where the CPU's
-	 * outrun its float32 FMAs, else the same kernels as above.
-	 */
-	for (unsigned int m = 0; m < nrows && (groups & KB_MATMUL); m++)
-		for (unsigned int s = 0; s < nshapes && rows[m] >= 16; s++)
-			kb_matmul(dev[0], rows[m], shapes[s][0],
-				  shapes[s][1], NPU_DTYPE_BF16, 1, l.bw[lim],
-				  l.fma[lim], &r[nr++]);
-	/* Weight-only int8 (w8a16) decode: half the bytes of bfloat16. */
-	for (unsigned int s = 0; s < nshapes && (groups & KB_MATMUL); s++)
-		kb_matmul(dev[0], 1, shapes[s][0], shapes[s][1], NPU_DTYPE_I8,
-			  0, l.bw[lim], l.fma[lim], &r[nr++]);
+			kb_matmul(dev[0], 1, shapes[s][0], shapes[s][1],
+				  NPU_DTYPE_I8, 0, l.bw[lim], l.fma[lim],
+				  &r[nr++]);
+	}
 	/*
 	 * The engine's head-major cache, batch 8 and one sequence alone (its
 	 * partitions and heads spread over the engines), then the token-major

@@ -622,13 +622,18 @@ static float round_bf16(float x)
 
 /*
  * Whether @mc with RBLN_MATMUL_A_BF16 rounds its activations under variant
- * @v here: the bf16 dot products of rbln_model_kern_dpbf16.c.
+ * @v here: the AMX variants' decode kernel (rbln_model_kern_amx_decode.c)
+ * for 8 to 16 rows, the bf16 dot products of rbln_model_kern_dpbf16.c.
  */
 static bool mm_rounds(const struct mm_case *mc, uint32_t v)
 {
+	if (mc->dtype != RBLN_DTYPE_BF16 ||
+	    mc->layout != RBLN_LAYOUT_PACKED16)
+		return false;
+	if ((v == RBLN_MODEL_CPU_AMX || v == RBLN_MODEL_CPU_AVX512_AMX) &&
+	    mc->m >= RBLN_MODEL_AMX_DECODE_MIN_ROWS && mc->m <= 16)
+		return true;
 	return v == RBLN_MODEL_CPU_AVX512 && rbln_model_mm_a_bf16_ok() &&
-	       mc->dtype == RBLN_DTYPE_BF16 &&
-	       mc->layout == RBLN_LAYOUT_PACKED16 &&
 	       mc->m >= RBLN_MODEL_A_BF16_MIN_ROWS;
 }
 
@@ -702,20 +707,29 @@ static void test_mm_a_bf16(void **state)
 						free(got);
 						mm_free(&mc);
 					}
-		mm_init(&mc, 200, 300, 300, RBLN_DTYPE_BF16,
-			RBLN_LAYOUT_PACKED16, 0);
-		mc.a_bf16 = 1;
-		base = mm_run(&mc, &f.env);
-		mm_check(&mc, base, "a_bf16 engines");
-		for (e = 2; e <= 5; e++) {
-			fake_env_init(&f, e);
-			f.reverse = e % 2;
-			got = mm_run(&mc, &f.env);
-			assert_memory_equal(base, got, (size_t)mc.m * mc.n * 4);
-			free(got);
+		for (s = 0; s < 2; s++) {
+			/* A prompt's rows; a decode batch's pieces. */
+			if (s == 0)
+				mm_init(&mc, 200, 300, 300, RBLN_DTYPE_BF16,
+					RBLN_LAYOUT_PACKED16, 0);
+			else
+				mm_init(&mc, 8, 1100, 512, RBLN_DTYPE_BF16,
+					RBLN_LAYOUT_PACKED16, 0);
+			mc.a_bf16 = 1;
+			fake_env_init(&f, 1);
+			base = mm_run(&mc, &f.env);
+			mm_check(&mc, base, "a_bf16 engines");
+			for (e = 2; e <= 16; e += e < 5 ? 1 : 11) {
+				fake_env_init(&f, e);
+				f.reverse = e % 2;
+				got = mm_run(&mc, &f.env);
+				assert_memory_equal(base, got,
+						    (size_t)mc.m * mc.n * 4);
+				free(got);
+			}
+			free(base);
+			mm_free(&mc);
 		}
-		free(base);
-		mm_free(&mc);
 	}
 }
 
