@@ -66,6 +66,7 @@ struct sweep {
 	uint64_t bytes;
 	unsigned int streams;
 	unsigned int passes;
+	unsigned int prefetch;
 	unsigned long long sink;
 };
 
@@ -73,7 +74,11 @@ struct sweep {
  * The thread's part read as @streams sequential streams side by side (a
  * GEMV reads four panels at once; more streams keep more prefetches in
  * flight), two vectors of each per step into eight independent XOR
- * chains: loads, not arithmetic, are the limit.
+ * chains: loads, not arithmetic, are the limit. With @prefetch, each
+ * vector's line that many bytes ahead is asked for first, as the model's
+ * weight streams do (rbln_model_prefetch_bytes()): on the 16-core
+ * Sapphire Rapids the GEMV read 132 GB/s where the plain sweep's best
+ * was 127.
  */
 #define SWEEP_FN(name, isa, bytes_per_vec)				\
 __attribute__((target(isa)))						\
@@ -89,6 +94,14 @@ static void *name(void *arg)						\
 	for (unsigned int pass = 0; pass < s->passes; pass++)		\
 		for (uint64_t i = 0; i + 2 <= part; i += 2)		\
 			for (unsigned int j = 0; j < s->streams; j++) {	\
+				if (s->prefetch) {			\
+					__builtin_prefetch((const char *) \
+						&p[j * part + i] +	\
+						s->prefetch);		\
+					__builtin_prefetch((const char *) \
+						&p[j * part + i + 1] +	\
+						s->prefetch);		\
+				}					\
 				x[(2 * j) & 7] ^= p[j * part + i];	\
 				x[(2 * j + 1) & 7] ^= p[j * part + i + 1]; \
 			}						\
@@ -114,6 +127,7 @@ const char *kb_load_width(void)
 static double read_sweep(unsigned int threads, uint64_t bytes, int huge)
 {
 	static const unsigned int streams[] = { 1, 4, 8 };
+	static const unsigned int prefetch[] = { 0, 2048, 4096 };
 	struct sweep sw[16];
 	const unsigned int passes = 3;
 	double best = 0, t;
@@ -126,12 +140,13 @@ static double read_sweep(unsigned int threads, uint64_t bytes, int huge)
 	}
 	madvise(buf, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	memset(buf, 1, bytes);		/* touch every page first */
-	for (unsigned int n = 0; n < sizeof(streams) / sizeof(*streams); n++) {
+	for (unsigned int n = 0; n < 3 * 3; n++) {
 		for (unsigned int i = 0; i < threads; i++) {
 			/* Whole 1 KiB steps: no thread reads past its part. */
 			sw[i].bytes = bytes / threads / 1024 * 1024;
 			sw[i].p = buf + i * sw[i].bytes;
-			sw[i].streams = streams[n];
+			sw[i].streams = streams[n % 3];
+			sw[i].prefetch = prefetch[n / 3];
 			sw[i].passes = passes;
 		}
 		t = best_round(__builtin_cpu_supports("avx512f") ?
