@@ -22,6 +22,20 @@
  *   RBLN_K_GP      panels the GEMV runs side by side
  */
 
+/*
+ * RBLN_K_ASAN: compiled with AddressSanitizer. GCC defines
+ * __SANITIZE_ADDRESS__, as the kernel's compiler-clang.h does for clang;
+ * clang in userspace may say so only through __has_feature(), which older
+ * GCC lacks, so that test is an #if of its own.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define RBLN_K_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RBLN_K_ASAN 1
+#endif
+#endif
+
 /**
  * rbln_k_splat() - a vector with @x in every lane (the bits of @x, -0 kept)
  * @x: the value
@@ -30,7 +44,7 @@
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF RBLN_K(splat)(float x)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef RBLN_K_ASAN
 	/*
 	 * With AddressSanitizer a vector written lane by lane stays in
 	 * memory, each lane's store checked: sixteen per row and k in the
