@@ -29,6 +29,7 @@
  * over engine counts of one group then takes seconds, not minutes.
  */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,33 +164,96 @@ static void print_limits(unsigned int threads, const struct limits *l)
 #define KB_MAX_SHAPES	8
 
 /*
+ * Calls @item on each comma-separated item of @arg (its text, not
+ * terminated, and length), at most @max items; returns how many, 0 when
+ * one is refused or there are more than @max. The list options' one
+ * walker: each gives its own item parser and message.
+ */
+static unsigned int each_item(const char *arg, unsigned int max,
+			      bool (*item)(const char *s, size_t len,
+					   unsigned int i, void *ctx),
+			      void *ctx)
+{
+	unsigned int n = 0;
+	size_t len;
+
+	for (;;) {
+		len = strcspn(arg, ",");
+		if (n == max || !item(arg, len, n, ctx))
+			return 0;
+		n++;
+		if (!arg[len])
+			return n;
+		arg += len + 1;
+	}
+}
+
+/* A decimal number of 1 to @max filling @len characters at @s, else 0. */
+static long item_number(const char *s, size_t len, long max)
+{
+	char buf[16], *end;
+	long v;
+
+	if (!len || len >= sizeof(buf))
+		return 0;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	v = strtol(buf, &end, 10);
+	return *end || v < 1 || v > max ? 0 : v;
+}
+
+static bool row_item(const char *s, size_t len, unsigned int i, void *ctx)
+{
+	uint32_t *rows = ctx;
+
+	rows[i] = (uint32_t)item_number(s, len, 4096);
+	return rows[i] != 0;
+}
+
+/* K x N, N a multiple of 16 (whole panels). */
+static bool shape_item(const char *s, size_t len, unsigned int i, void *ctx)
+{
+	uint32_t (*shapes)[2] = ctx;
+	const char *x = memchr(s, 'x', len);
+
+	if (!x)
+		return false;
+	shapes[i][0] = (uint32_t)item_number(s, (size_t)(x - s), 65536);
+	shapes[i][1] = (uint32_t)item_number(x + 1, len - (size_t)(x - s) - 1,
+					     65536);
+	return shapes[i][0] && shapes[i][1] >= 16 && shapes[i][1] % 16 == 0;
+}
+
+/* The -k groups. */
+enum { KB_MATMUL = 1, KB_ATTENTION = 2, KB_ALLREDUCE = 4 };
+
+static bool group_item(const char *s, size_t len, unsigned int i, void *ctx)
+{
+	static const char *const names[] = { "matmul", "attention",
+					     "allreduce" };
+	unsigned int *groups = ctx, g;
+
+	(void)i;
+	for (g = 0; g < 3; g++)
+		if (strlen(names[g]) == len && strncmp(s, names[g], len) == 0) {
+			*groups |= 1U << g;
+			return true;
+		}
+	return false;
+}
+
+/*
  * The -m list: comma-separated row counts of 1 to 4096, at most
  * KB_MAX_ROWS. Returns how many, 0 (after saying why) when it is not one.
  */
 static unsigned int parse_rows(const char *arg, uint32_t *rows)
 {
-	unsigned int n = 0;
-	const char *p = arg;
-	char *end;
-	long v;
+	unsigned int n = each_item(arg, KB_MAX_ROWS, row_item, rows);
 
-	for (;;) {
-		v = strtol(p, &end, 10);
-		if (end == p || v < 1 || v > 4096 || (*end && *end != ',')) {
-			fprintf(stderr, "rbln-kbench: -m \"%s\": want row counts of 1 to 4096, comma-separated\n",
-				arg);
-			return 0;
-		}
-		if (n == KB_MAX_ROWS) {
-			fprintf(stderr, "rbln-kbench: -m \"%s\": at most %d row counts\n",
-				arg, KB_MAX_ROWS);
-			return 0;
-		}
-		rows[n++] = (uint32_t)v;
-		if (!*end)
-			return n;
-		p = end + 1;
-	}
+	if (!n)
+		fprintf(stderr, "rbln-kbench: -m \"%s\": want up to %d row counts of 1 to 4096, comma-separated\n",
+			arg, KB_MAX_ROWS);
+	return n;
 }
 
 /*
@@ -199,39 +263,13 @@ static unsigned int parse_rows(const char *arg, uint32_t *rows)
  */
 static unsigned int parse_shapes(const char *arg, uint32_t shapes[][2])
 {
-	unsigned int n = 0;
-	const char *p = arg;
-	char *end;
-	long k, c;
+	unsigned int n = each_item(arg, KB_MAX_SHAPES, shape_item, shapes);
 
-	for (;;) {
-		k = strtol(p, &end, 10);
-		if (end == p || *end != 'x')
-			goto bad;
-		p = end + 1;
-		c = strtol(p, &end, 10);
-		if (end == p || k < 1 || k > 65536 || c < 16 || c > 65536 ||
-		    c % 16 || (*end && *end != ','))
-			goto bad;
-		if (n == KB_MAX_SHAPES) {
-			fprintf(stderr, "rbln-kbench: -s \"%s\": at most %d shapes\n",
-				arg, KB_MAX_SHAPES);
-			return 0;
-		}
-		shapes[n][0] = (uint32_t)k;
-		shapes[n++][1] = (uint32_t)c;
-		if (!*end)
-			return n;
-		p = end + 1;
-	}
-bad:
-	fprintf(stderr, "rbln-kbench: -s \"%s\": want KxN shapes (K 1 to 65536, N a multiple of 16 up to 65536), comma-separated\n",
-		arg);
-	return 0;
+	if (!n)
+		fprintf(stderr, "rbln-kbench: -s \"%s\": want up to %d KxN shapes (K 1 to 65536, N a multiple of 16 up to 65536), comma-separated\n",
+			arg, KB_MAX_SHAPES);
+	return n;
 }
-
-/* The -k groups. */
-enum { KB_MATMUL = 1, KB_ATTENTION = 2, KB_ALLREDUCE = 4 };
 
 /*
  * The -k list: comma-separated group names. Returns the groups' bits, 0
@@ -239,28 +277,14 @@ enum { KB_MATMUL = 1, KB_ATTENTION = 2, KB_ALLREDUCE = 4 };
  */
 static unsigned int parse_groups(const char *arg)
 {
-	static const char *const names[] = { "matmul", "attention",
-					     "allreduce" };
-	unsigned int groups = 0, i;
-	const char *p = arg;
-	size_t len;
+	unsigned int groups = 0;
 
-	for (;;) {
-		len = strcspn(p, ",");
-		for (i = 0; i < 3; i++)
-			if (strlen(names[i]) == len &&
-			    strncmp(p, names[i], len) == 0)
-				break;
-		if (i == 3) {
-			fprintf(stderr, "rbln-kbench: -k \"%s\": want matmul, attention or allreduce, comma-separated\n",
-				arg);
-			return 0;
-		}
-		groups |= 1U << i;
-		if (!p[len])
-			return groups;
-		p += len + 1;
+	if (!each_item(arg, 3 * 8, group_item, &groups)) {
+		fprintf(stderr, "rbln-kbench: -k \"%s\": want matmul, attention or allreduce, comma-separated\n",
+			arg);
+		return 0;
 	}
+	return groups;
 }
 
 int main(int argc, char **argv)

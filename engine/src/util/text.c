@@ -58,9 +58,11 @@ const char *rbln_name_of(const char *const names[], unsigned int v)
 {
 	unsigned int i;
 
-	for (i = 0; names[i] && i < v; i++)
-		;
-	return names[i] ? names[i] : names[0];
+	/* Past the table's end (its NULL): the first name. */
+	for (i = 0; i <= v; i++)
+		if (!names[i])
+			return names[0];
+	return names[v];
 }
 
 void rbln_name_choices(const char *const names[], const char *last, char *buf, size_t size)
