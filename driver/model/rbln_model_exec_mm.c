@@ -122,11 +122,10 @@ static int rbln_model_mm_piece(struct rbln_model_par *par, u64 piece)
 /*
  * The kernel for @mm, in order of preference: the variant's decode kernel
  * for a decode batch of packed bf16 weights that allows bf16 activations,
- * with enough rows;
- * its tile kernel for bf16 weights and enough rows; its bf16 dot products
- * where the command allows bf16 activations, on packed bf16 weights with
- * enough rows, on CPUs where they pay (rbln_model_mm_a_bf16_ok()); else
- * its vector kernel.
+ * with enough rows; its tile kernel for bf16 weights and enough rows; its
+ * bf16 dot products where the command allows bf16 activations, on packed
+ * bf16 weights with enough rows, on CPUs where they pay
+ * (rbln_model_mm_a_bf16_ok()); else its vector kernel.
  */
 static void (*rbln_model_mm_kernel(const struct rbln_model_mm *mm,
 				   const struct rbln_model_kernels *kern))

@@ -128,6 +128,8 @@ static double read_sweep(unsigned int threads, uint64_t bytes, int huge)
 {
 	static const unsigned int streams[] = { 1, 4, 8 };
 	static const unsigned int prefetch[] = { 0, 2048, 4096 };
+	const unsigned int ns = sizeof(streams) / sizeof(*streams);
+	const unsigned int np = sizeof(prefetch) / sizeof(*prefetch);
 	struct sweep sw[16];
 	const unsigned int passes = 3;
 	double best = 0, t;
@@ -140,13 +142,13 @@ static double read_sweep(unsigned int threads, uint64_t bytes, int huge)
 	}
 	madvise(buf, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	memset(buf, 1, bytes);		/* touch every page first */
-	for (unsigned int n = 0; n < 3 * 3; n++) {
+	for (unsigned int n = 0; n < ns * np; n++) {
 		for (unsigned int i = 0; i < threads; i++) {
 			/* Whole 1 KiB steps: no thread reads past its part. */
 			sw[i].bytes = bytes / threads / 1024 * 1024;
 			sw[i].p = buf + i * sw[i].bytes;
-			sw[i].streams = streams[n % 3];
-			sw[i].prefetch = prefetch[n / 3];
+			sw[i].streams = streams[n % ns];
+			sw[i].prefetch = prefetch[n / ns];
 			sw[i].passes = passes;
 		}
 		t = best_round(__builtin_cpu_supports("avx512f") ?
