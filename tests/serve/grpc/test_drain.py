@@ -87,8 +87,14 @@ def main():
             late.ServerLive(pb.ServerLiveRequest(), timeout=5)
             tap.ok(False, "a new call after SIGTERM is refused")
         except grpc.RpcError as e:
-            tap.ok(e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED),
-                   "a new call after SIGTERM is refused", e.code())
+            # How grpc-core refuses depends on where the call meets its
+            # shutdown: the listener gone (UNAVAILABLE), a connection that
+            # never completes (DEADLINE_EXCEEDED), or a connection accepted
+            # just before the listener closed, whose call the shutting-down
+            # server cancels (CANCELLED, seen under load). Never an answer.
+            tap.ok(e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
+                                grpc.StatusCode.CANCELLED),
+                   "a new call after SIGTERM is refused", (e.code(), e.details()))
         later.put(gl.infer_request(pb, PROMPTS[1], stream=True, sampling=params(1),
                                    request_id="open-2"))
         later.put(None)
