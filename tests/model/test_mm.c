@@ -667,16 +667,16 @@ static void mm_check_a_bf16(const struct mm_case *mc, const float *plain,
 /*
  * RBLN_MATMUL_A_BF16 in every variant, type and layout, on edge shapes
  * (rows around the rounding kernel's threshold, its decode batches' tiles
- * of 4 rows by 4, 2 and 1 panels and its prompts' 8-row tiles, odd k, k
- * over several 64-step chunks and 256-step blocks, partial panels, odd
- * panel counts), plain and accumulating; then any number of engines gives
- * the same bits.
+ * of 5-8 rows by 3, 2 and 1 panels and of 4 rows by 4, 2 and 1, its
+ * prompts' 8-row tiles, odd k, k over several 64-step chunks and 256-step
+ * blocks, partial panels, odd panel counts), plain and accumulating; then
+ * any number of engines gives the same bits.
  */
 static void test_mm_a_bf16(void **state)
 {
 	static const uint32_t shapes[][3] = {
 		{ 1, 64, 16 }, { 3, 70, 20 }, { 4, 64, 16 }, { 5, 1, 3 },
-		{ 8, 7, 17 }, { 9, 129, 48 }, { 12, 130, 33 },
+		{ 8, 7, 17 }, { 9, 129, 48 }, { 9, 130, 80 }, { 12, 130, 33 },
 		{ 10, 300, 100 }, { 16, 1100, 256 },
 		{ 24, 257, 40 }, { 37, 1100, 129 },
 	};
