@@ -380,12 +380,16 @@ void rbln_model_mm_dpbf16(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 			  u32 p0, u32 p1, u32 k0, u32 k1);
 /*
  * Fewest rows of a MATMUL that runs rbln_model_mm_dpbf16(). Measured on
- * the 2-core Zen 5 (2 engines, 2048x8192 bf16, weights from memory,
- * GFLOP/s, float32 kernels vs dot products): M=2 53-59 vs 51-55, M=4
- * 121-127 vs 103-105 (the wide tile streams its four panels faster), M=8
- * 136-144 vs 159-183, M=512 156 vs 359.
+ * the 2-core Zen 5 (2 threads, 2048x8192 bf16, GFLOP/s, float32 kernels
+ * vs dot products, alternating in one run): with the weights in 512 MiB
+ * (from memory, 34 GB/s that hour) M=1 34.0 vs 33.3, M=2 68.2 vs 67.2,
+ * M=4 131 vs 130, M=6 139 vs 195, M=8 150 vs 256; with one 32 MiB matrix
+ * (partly in the host's L3, as when memory is faster) M=1 75-85 vs 83-103,
+ * M=2 105 vs 132, M=3 133 vs 221, M=4 137 vs 189. From 2 rows the dot
+ * products are never slower; one row keeps the float32 GEMV, which the
+ * bf16 and float32 runs then share.
  */
-#define RBLN_MODEL_A_BF16_MIN_ROWS	8U
+#define RBLN_MODEL_A_BF16_MIN_ROWS	2U
 /* rbln_model_kern_avx512.c: the AVX-512 variant's ATTENTION */
 int rbln_model_attn_part_avx512(const struct rbln_model_attn *at,
 				const struct rbln_model_seq *seq, u32 k0,

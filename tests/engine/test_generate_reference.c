@@ -33,9 +33,9 @@
  * reference margin is below 0.5. Measured on an AVX512-BF16 CPU (AMD
  * EPYC, avx512 variant at f6b06a3: bf16 weights' products of 16 rows or
  * more round, so the prefill program's do, the decoder buckets' do not;
- * since 8 rows or more round, so bucket 8's do and buckets 4 and 1's not,
- * and the buckets are held to agree up to the same near tie, not
- * exactly):
+ * later 8 rows or more; now 2 rows or more (RBLN_MODEL_A_BF16_MIN_ROWS),
+ * so buckets 8 and 4 round and bucket 1 does not, and the buckets are
+ * held to agree up to the same near tie, not exactly):
  * tiny-llama3 logits off by 0.04-0.16 (0.22-0.60% of the largest logit,
  * against 1e-4 without rounding), greedy tokens as transformers' except
  * for the 1536-token prompt from a step whose reference margin is 0.085.
@@ -310,7 +310,7 @@ static void run_group(struct fixture *f, size_t first, size_t count)
 		/*
 		 * bf16 activations are rounded in some buckets' products and
 		 * not in others' (RBLN_MATMUL_A_BF16 allows it; on an
-		 * AVX512-BF16 CPU products of 8 rows or more round): the
+		 * AVX512-BF16 CPU products of 2 rows or more round): the
 		 * buckets agree up to the first near tie, as with transformers.
 		 */
 		if (f->v->precision == RBLN_MATMUL_BF16)
