@@ -21,6 +21,11 @@ void kb_check(int err, const char *what);
  * with the widest loads the CPU has (kb_load_width() names them).
  */
 double kb_read_bandwidth(unsigned int threads, uint64_t bytes);
+/*
+ * kb_read_bandwidth()'s best combination for @threads once more, on the
+ * same memory (0 before any kb_read_bandwidth() of @threads).
+ */
+double kb_read_bandwidth_again(unsigned int threads);
 const char *kb_load_width(void);
 /* float32 FMA throughput in FLOP/s of @threads threads, widest FMAs. */
 double kb_fma_peak(unsigned int threads);
