@@ -19,7 +19,8 @@
  * holding columns j and j + 8, rbln_isa.h) are permuted by one vpermw
  * into the pairs of columns 0..15, and an activation pair is broadcast
  * from a row tile's converted activations. A register tile is up to
- * RBLN_DP_MR rows by two panels; a call converts RBLN_DP_KC activations of
+ * RBLN_DP_MR rows by two panels (a decode batch's: by three or four,
+ * RBLN_DP_NP_STREAM); a call converts RBLN_DP_KC activations of
  * each row at a time (a small buffer, for the kernel's 2 KiB frames) and
  * runs the tile over every panel of the call, the running sums stored in
  * the output between chunks (exactly, as the other kernels' k blocks).
