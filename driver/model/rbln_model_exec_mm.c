@@ -159,6 +159,20 @@ static void (*rbln_model_mm_kernel(const struct rbln_model_mm *mm,
 }
 
 /*
+ * Halves @job's panels per piece, down to @least, while its pieces leave
+ * an engine of @engines with fewer than two.
+ */
+static void rbln_model_mm_narrow(struct rbln_model_mm_job *job, u32 least,
+				 u32 engines)
+{
+	u64 mblocks = (job->mm.m + job->mb - 1) / job->mb;
+
+	while (job->pg > least &&
+	       mblocks * ((job->panels + job->pg - 1) / job->pg) < 2 * engines)
+		job->pg /= 2;
+}
+
+/*
  * The kernel and piece shape of @job: tiles take large pieces of rows
  * (halved until every engine has one); the bf16 dot products take wide
  * pieces of a prompt's rows; the other kernels take pieces of
@@ -193,17 +207,12 @@ static void rbln_model_mm_geometry(struct rbln_model_mm_job *job,
 		job->msub = job->mb;
 	} else if (job->fn == kern->mm_a_bf16 &&
 		   job->mm.m > RBLN_MODEL_MM_STREAM_ROWS) {
-		mblocks = (job->mm.m + job->mb - 1) / job->mb;
 		job->pg = RBLN_MODEL_MM_TILE_PG;
 		job->msub = RBLN_MODEL_MM_DP_MSUB;
-		while (job->pg > RBLN_MODEL_MM_PG &&
-		       mblocks * ((job->panels + job->pg - 1) / job->pg) <
-		       2 * engines)
-			job->pg /= 2;
+		rbln_model_mm_narrow(job, RBLN_MODEL_MM_PG, engines);
 	} else if (job->mm.m <= RBLN_MODEL_MM_STREAM_ROWS) {
-		while (job->pg > RBLN_MODEL_MM_STREAM_PG &&
-		       (job->panels + job->pg - 1) / job->pg < 2 * engines)
-			job->pg /= 2;
+		/* One block of rows: the panels alone make the pieces. */
+		rbln_model_mm_narrow(job, RBLN_MODEL_MM_STREAM_PG, engines);
 	}
 	job->pgroups = (job->panels + job->pg - 1) / job->pg;
 	job->pieces = (job->mm.m + job->mb - 1) / job->mb * job->pgroups;

@@ -246,17 +246,19 @@ static bool shape_item(const char *s, size_t len, unsigned int i, void *ctx)
 	return shapes[i][0] && shapes[i][1] >= 16 && shapes[i][1] % 16 == 0;
 }
 
-/* The -k groups. */
+/* The -k groups, bit g named kb_group_names[g]. */
 enum { KB_MATMUL = 1, KB_ATTENTION = 2, KB_ALLREDUCE = 4 };
+static const char *const kb_group_names[] = { "matmul", "attention",
+					      "allreduce" };
+#define KB_GROUPS	(sizeof(kb_group_names) / sizeof(*kb_group_names))
 
 static bool group_item(const char *s, size_t len, unsigned int i, void *ctx)
 {
-	static const char *const names[] = { "matmul", "attention",
-					     "allreduce" };
+	const char *const *names = kb_group_names;
 	unsigned int *groups = ctx, g;
 
 	(void)i;
-	for (g = 0; g < 3; g++)
+	for (g = 0; g < KB_GROUPS; g++)
 		if (strlen(names[g]) == len && strncmp(s, names[g], len) == 0) {
 			*groups |= 1U << g;
 			return true;
@@ -301,7 +303,8 @@ static unsigned int parse_groups(const char *arg)
 {
 	unsigned int groups = 0;
 
-	if (!each_item(arg, 3 * 8, group_item, &groups)) {
+	/* A name may repeat; a list of more than eight each is a mistake. */
+	if (!each_item(arg, KB_GROUPS * 8, group_item, &groups)) {
 		fprintf(stderr, "rbln-kbench: -k \"%s\": want matmul, attention or allreduce, comma-separated\n",
 			arg);
 		return 0;
@@ -431,6 +434,10 @@ int main(int argc, char **argv)
 	printf("\nkernels (CPU variant %s) on one emulated device with %u engine%s (limits: %u thread%s)\n",
 	       variant ? variant : "auto", info.num_engines,
 	       info.num_engines > 1 ? "s" : "", lim, lim > 1 ? "s" : "");
+	/* -t below -e saves time in sweeps, but bounds nothing. */
+	if (lim < info.num_engines)
+		printf("(limits measured with fewer threads than the engines: not the kernels' bound, ratios may exceed 100%%; -t %u for that)\n",
+		       info.num_engines < 16 ? info.num_engines : 16);
 	printf("%-76s %9s %-8s %9s %6s %9s %6s\n", "kernel", "achieved", "unit",
 	       "limit", "ratio", "f32 peak", "ratio");
 	double bw = best_upto(l.bw, lim), f32 = best_upto(l.fma, lim);
