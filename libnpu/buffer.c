@@ -9,7 +9,7 @@
 
 #include "npu_common.h"
 
-#define NPU_BUFFER_FLAGS_MASK NPU_BUFFER_HOST
+#define NPU_BUFFER_FLAGS_MASK (NPU_BUFFER_HOST | NPU_BUFFER_PRIVATE)
 
 static npu_buffer *buffer_new(npu_device *dev)
 {
@@ -81,6 +81,9 @@ int npu_buffer_export(npu_buffer *buf, int *fd)
 		return npu_fail(-EINVAL, "npu_buffer_export: %s is NULL",
 				buf ? "fd" : "buffer");
 	*fd = -1;
+	if (buf->flags & NPU_BUFFER_PRIVATE)
+		return npu_fail(-EPERM,
+				"npu_buffer_export: the buffer was allocated with NPU_BUFFER_PRIVATE (never exported)");
 	return buf->dev->ctx->ops->buffer_export(buf, fd);
 }
 

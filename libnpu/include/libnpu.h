@@ -175,6 +175,15 @@ npu_context *npu_device_context(const npu_device *dev);
 
 /** Buffer in host memory: not charged to the device's capacity. */
 #define NPU_BUFFER_HOST		(1U << 0)
+/**
+ * Buffer never exported or shared with another device handle:
+ * npu_buffer_export() and npu_buffer_share() refuse it with -EPERM. The
+ * emulated backend then keeps it in private memory of the process, which
+ * can use transparent huge pages (shared memfds cannot unless the
+ * administrator allows huge shmem pages), and which a fork()ed child does
+ * not inherit. For weights, KV caches and scratch memory.
+ */
+#define NPU_BUFFER_PRIVATE	(1U << 1)
 
 /**
  * Allocate a zeroed buffer of @size bytes (rounded up to pages). Device

@@ -81,11 +81,13 @@ static uint64_t llc_bytes(void)
  */
 #define KB_MM_COPIES	256U
 
+/* Private device memory, as the engine's weights, KV caches and scratch. */
 static npu_buffer *alloc_map(npu_device *dev, uint64_t size, void **map)
 {
 	npu_buffer *b;
 
-	kb_check(npu_buffer_alloc(dev, size, 0, &b), "npu_buffer_alloc");
+	kb_check(npu_buffer_alloc(dev, size, NPU_BUFFER_PRIVATE, &b),
+		 "npu_buffer_alloc");
 	kb_check(npu_buffer_map(b, map), "npu_buffer_map");
 	return b;
 }

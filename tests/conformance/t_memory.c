@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Buffers: capacity accounting, CPU mappings, host memory, export and
- * import.
+ * import, private buffers.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -103,9 +103,11 @@ static void test_map(void **state)
 	struct fixture *fx = *state;
 	const size_t size = 3 * page_size();
 
-	for (int host = 0; host < 2; host++) {
-		npu_buffer *buf = conf_alloc(fx->dev[0], size,
-					     host ? NPU_BUFFER_HOST : 0);
+	static const uint32_t kinds[] = { 0, NPU_BUFFER_HOST,
+					  NPU_BUFFER_PRIVATE };
+
+	for (size_t kind = 0; kind < 3; kind++) {
+		npu_buffer *buf = conf_alloc(fx->dev[0], size, kinds[kind]);
 		unsigned char *p = conf_map(buf);
 		unsigned char *pattern = malloc(size);
 
@@ -214,7 +216,55 @@ static void test_export_import(void **state)
 	close(memfd);
 }
 
+/*
+ * NPU_BUFFER_PRIVATE: device memory like any other (charged, zeroed, seen
+ * by the CPU and the device alike), past the 2 MiB of a huge page that the
+ * emulated backend aligns it to, and never exported or shared.
+ */
+static void test_private(void **state)
+{
+	struct fixture *fx = *state;
+	npu_device *dev = fx->dev[0];
+	const uint64_t size = (5ULL << 20) + 7;
+	uint64_t rounded = (size + page_size() - 1) / page_size() * page_size();
+	uint64_t baseline = mem_used(dev);
+	npu_buffer *buf = conf_alloc(dev, size, NPU_BUFFER_PRIVATE);
+	npu_buffer *plain = conf_alloc(dev, page_size(), 0);
+	npu_buffer *shared = NULL;
+	uint32_t *p = conf_map(buf), *q = conf_map(plain);
+	int fd = 1234;
+
+	assert_int_equal(npu_buffer_size(buf), rounded);
+	assert_int_equal(mem_used(dev), baseline + rounded + page_size());
+	assert_int_equal(p[0], 0);
+	assert_int_equal(p[rounded / 8], 0);
+	assert_int_equal(p[rounded / 4 - 1], 0);
+
+	/* The device writes it and reads it like any buffer. */
+	npu_stream_fill(fx->stream[0], buf, rounded - 64, 64, 0x600dcafe);
+	conf_run(fx->stream[0], fx->queue[0]);
+	assert_int_equal(p[rounded / 4 - 1], 0x600dcafe);
+	assert_int_equal(p[rounded / 4 - 17], 0);
+	p[(3U << 20) / 4] = 0xfeedbeef;
+	npu_stream_copy(fx->stream[0], plain, 0, buf, 3U << 20, 16);
+	conf_run(fx->stream[0], fx->queue[0]);
+	assert_int_equal(q[0], 0xfeedbeef);
+
+	assert_npu(npu_buffer_export(buf, &fd), -EPERM);
+	assert_int_equal(fd, -1);
+	assert_non_null(strstr(npu_error_detail(), "NPU_BUFFER_PRIVATE"));
+	if (fx->count > 1) {
+		assert_npu(npu_buffer_share(buf, fx->dev[1], &shared), -EPERM);
+		assert_null(shared);
+	}
+	npu_buffer_free(plain);
+	npu_buffer_free(buf);
+	assert_int_equal(mem_used(dev), baseline);
+}
+
 const struct CMUnitTest conf_memory_tests[] = {
+	cmocka_unit_test_setup_teardown(test_private, fixture_setup,
+					fixture_teardown),
 	cmocka_unit_test_setup_teardown(test_capacity, fixture_setup,
 					fixture_teardown),
 	cmocka_unit_test_setup_teardown(test_mem_used_tracking, fixture_setup,

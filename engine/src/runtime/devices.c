@@ -125,9 +125,13 @@ static int open_rank(struct rbln_runtime *e, uint32_t r, struct rbln_error *err)
 		return rc;
 	if (rbln_layout_buffers(&e->cc, &rk->shape, &rk->bufs))
 		return rbln_error_set(err, -ENOMEM, "out of memory");
-	if ((rc = alloc_slot(rk, SLOT_WEIGHTS, 0, r, err)) ||
-	    (rc = alloc_slot(rk, SLOT_KV, 0, r, err)) ||
-	    (rc = alloc_slot(rk, SLOT_SCRATCH, 0, r, err)) ||
+	/*
+	 * Weights, KV cache and scratch never leave this device handle:
+	 * private memory, which the emulated devices back with huge pages.
+	 */
+	if ((rc = alloc_slot(rk, SLOT_WEIGHTS, NPU_BUFFER_PRIVATE, r, err)) ||
+	    (rc = alloc_slot(rk, SLOT_KV, NPU_BUFFER_PRIVATE, r, err)) ||
+	    (rc = alloc_slot(rk, SLOT_SCRATCH, NPU_BUFFER_PRIVATE, r, err)) ||
 	    /* Arguments and logits: host memory the CPU writes and reads each step. */
 	    (rc = alloc_slot(rk, SLOT_IO, NPU_BUFFER_HOST, r, err)))
 		return rc;
