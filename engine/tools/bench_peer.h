@@ -20,7 +20,8 @@
  * @threads: llama.cpp threads
  * @prompt_len: prefill prompt length (as the engine's)
  * @decode_steps: generated tokens per decode measurement
- * @repeat: llama-bench repetitions (it reports their mean)
+ * @repeat: repetitions of llama-bench and of batched-bench; the best of
+ *	them is reported, as for our rows
  */
 struct bench_peer {
 	const char *llama_bench;

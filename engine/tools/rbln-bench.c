@@ -560,9 +560,9 @@ static void print_peer(struct options *o, const struct row *vs, const uint32_t *
 		printf("\npeer: error: %s\n", err.msg);
 		return;
 	}
-	printf("\npeer, same run: llama.cpp (%s, %s, %u threads), model %s\n",
+	printf("\npeer, same run: llama.cpp (%s, %s, %u threads), model %s; best of %u\n",
 	       o->peer.llama_bench, o->peer.batched_bench ? o->peer.batched_bench :
-	       "no batched-bench", o->peer.threads, o->peer.gguf);
+	       "no batched-bench", o->peer.threads, o->peer.gguf, o->peer.repeat);
 	printf("%-*s %3s %14.1f", NAME_W, "llama.cpp", "", pr.prefill);
 	for (b = 0; b < N_BATCHES; b++)
 		if (pr.decode[b] > 0)
