@@ -5,13 +5,15 @@
  * brackets.
  *
  * Phase one computes the partial results of every (sequence, partition,
- * group of KV heads), each piece independent of the others: that is where
- * decode gets its parallelism, since one long sequence yields many
- * partitions. A piece covers all KV heads when there are enough pieces
+ * group of KV heads, block of query rows), each piece independent of the
+ * others: that is where decode gets its parallelism, since one long
+ * sequence yields many partitions, and a prompt from its rows. A piece
+ * covers all KV heads and rows when there are enough pieces with tokens
  * for the engines (its heads' runs of a head-major cache, or its tokens'
  * rows of a token-major one, are then read front to back), fewer
- * otherwise; how heads are grouped does not change any result.
- * Phase two merges each query row's partitions in order. A piece is cut
+ * otherwise; how heads and rows are grouped does not change any result.
+ * Phase two merges each query row's partitions in order, in the same
+ * blocks of rows. A piece is cut
  * into brackets of a few rows by RBLN_MODEL_ATTN_TOKENS tokens (a
  * multiple of the tile, so the tiles, and with them the numerics, are
  * those of one pass). The descriptors are read again in phase two: they
@@ -78,38 +80,100 @@ static u32 rbln_model_attn_rows(const struct rbln_model_attn *at)
 	return per ? per : 1;
 }
 
-/*
- * KV heads per piece: all of them, unless that leaves fewer than four
- * pieces per engine; then halved until there are enough (or one head).
+/**
+ * struct rbln_model_attn_load - what the descriptors say of the work, for
+ *	the split only
+ * @part_fma: phase one, all sequences: query rows times the tokens they
+ *	see, per query head and head_dim, for keys and values
+ * @merge_fma: phase two: query rows times the partitions their contexts
+ *	use, per query head and head_dim
+ * @parts_used: (sequence, partition) pairs that hold tokens
+ * @max_rows: the most query rows of one sequence
  */
-static void rbln_model_attn_groups(struct rbln_model_attn *at, u32 engines)
+struct rbln_model_attn_load {
+	u64 part_fma;
+	u64 merge_fma;
+	u64 parts_used;
+	u64 max_rows;
+};
+
+/* Fewest query rows worth a piece of their own: 16 x 64 tokens or more. */
+#define RBLN_MODEL_ATTN_MIN_ROWS	16U
+
+/*
+ * The split of phase one: all KV heads and rows per piece, unless the
+ * pieces that hold tokens are fewer than four per engine; then KV heads
+ * halved until there are enough (or one head), then blocks of query rows
+ * (a prompt's), down to RBLN_MODEL_ATTN_MIN_ROWS. Counted over the
+ * partitions in use, not those the block tables could hold: a 512-token
+ * prompt has one partition of 512 of the many a table allows, and its
+ * attention ran on one engine of two on the 2-core Zen 5 (10.9% of a
+ * prefill's time, where perf counted 5.6% of its CPU time).
+ */
+static void rbln_model_attn_groups(struct rbln_model_attn *at, u32 engines,
+				   const struct rbln_model_attn_load *load)
 {
 	u32 kvh = at->cmd->kv_heads;
-	u64 base = at->nseqs * at->parts;
+	u64 want = 4ULL * engines, pieces, rows;
 
 	at->kv_per_piece = kvh;
 	while (at->kv_per_piece > 1 &&
-	       base * ((kvh + at->kv_per_piece - 1) / at->kv_per_piece) <
-	       4ULL * engines)
+	       load->parts_used * ((kvh + at->kv_per_piece - 1) /
+				   at->kv_per_piece) < want)
 		at->kv_per_piece = (at->kv_per_piece + 1) / 2;
 	at->kv_groups = (kvh + at->kv_per_piece - 1) / at->kv_per_piece;
+	at->row_blocks = 1;
+	at->rows_per_block = ~0U;	/* one block: all rows */
+	pieces = load->parts_used * at->kv_groups;
+	if (!pieces || pieces >= want ||
+	    load->max_rows < 2 * RBLN_MODEL_ATTN_MIN_ROWS)
+		return;
+	rows = (load->max_rows * pieces + want - 1) / want;
+	if (rows < RBLN_MODEL_ATTN_MIN_ROWS)
+		rows = RBLN_MODEL_ATTN_MIN_ROWS;
+	at->rows_per_block = (u32)rows;
+	at->row_blocks = (u32)((load->max_rows + rows - 1) / rows);
 }
 
-/* Phase one: the partials of one (sequence, partition, KV head group). */
+/*
+ * Rows [*i0, *i1) of row block @rb of a sequence of @q_len rows: the last
+ * block runs to the end, whatever the descriptors said at the split.
+ */
+static void rbln_model_attn_block_rows(const struct rbln_model_attn *at,
+				       u32 rb, u32 q_len, u32 *i0, u32 *i1)
+{
+	u64 first = (u64)rb * at->rows_per_block;
+
+	*i0 = first < q_len ? (u32)first : q_len;
+	*i1 = rb + 1 == at->row_blocks || first + at->rows_per_block > q_len ?
+	      q_len : (u32)(first + at->rows_per_block);
+}
+
+/*
+ * Phase one: the partials of one (sequence, partition, KV head group,
+ * block of rows).
+ */
 static int rbln_model_attn_piece(struct rbln_model_par *par, u64 piece)
 {
 	const struct rbln_model_attn *at = par->ctx;
 	const struct rbln_isa_attention *c = at->cmd;
-	u64 per_seq = (u64)at->kv_groups * at->parts;
+	u64 per_part = (u64)at->kv_groups * at->row_blocks;
+	u64 per_seq = per_part * at->parts;
 	u64 s = piece / per_seq;
-	u64 part = piece % per_seq / at->kv_groups;
-	u32 k0 = (u32)(piece % at->kv_groups) * at->kv_per_piece;
+	u64 part = piece % per_seq / per_part;
+	u64 in_part = piece % per_part;
+	u32 k0 = (u32)(in_part % at->kv_groups) * at->kv_per_piece;
 	u32 k1 = k0 + at->kv_per_piece;
+	/*
+	 * A prompt's last rows see the most tokens: their blocks, of every KV
+	 * head group, are claimed first.
+	 */
+	u32 blk = at->row_blocks - 1 - (u32)(in_part / at->kv_groups);
 	u64 pstart = part * c->partition_len;
 	u32 rb = rbln_model_attn_rows(at);
 	struct rbln_model_seq seq;
 	u64 base, plen, j, j1;
-	u32 i, i1;
+	u32 i, i1, iend;
 	int ret;
 
 	if (k1 > c->kv_heads)
@@ -122,11 +186,13 @@ static int rbln_model_attn_piece(struct rbln_model_par *par, u64 piece)
 	plen = seq.ctx_len - pstart;
 	if (plen > c->partition_len)
 		plen = c->partition_len;
+	rbln_model_attn_block_rows(at, blk, seq.q_len, &i, &iend);
 	/* Rows before the partition's first token do not see it. */
 	base = seq.ctx_len - seq.q_len;
-	i = pstart > base ? (u32)(pstart - base) : 0;
-	for (; i < seq.q_len; i = i1) {
-		i1 = seq.q_len - i < rb ? seq.q_len : i + rb;
+	if (pstart > base && i < pstart - base)
+		i = (u32)(pstart - base);
+	for (; i < iend; i = i1) {
+		i1 = iend - i < rb ? iend : i + rb;
 		for (j = 0; j < plen; j = j1) {
 			j1 = plen - j < RBLN_MODEL_ATTN_TOKENS ? plen :
 				j + RBLN_MODEL_ATTN_TOKENS;
@@ -149,15 +215,17 @@ static int rbln_model_attn_merge_piece(struct rbln_model_par *par, u64 piece)
 	const struct rbln_model_attn *at = par->ctx;
 	u32 rb = rbln_model_attn_rows(at);
 	struct rbln_model_seq seq;
-	u32 i, i1;
+	u32 i, i1, i0, iend;
 	int ret;
 
-	ret = rbln_model_attn_seq(at, piece, &seq);
+	ret = rbln_model_attn_seq(at, piece / at->row_blocks, &seq);
 	if (ret)
 		return ret < 0 ? ret : 0;
-	for (i = 0; i < seq.q_len; i = i1) {
-		i1 = seq.q_len - i < rb ? seq.q_len : i + rb;
-		if (i && rbln_model_par_stopped(par))
+	rbln_model_attn_block_rows(at, (u32)(piece % at->row_blocks),
+				   seq.q_len, &i0, &iend);
+	for (i = i0; i < iend; i = i1) {
+		i1 = iend - i < rb ? iend : i + rb;
+		if (i > i0 && rbln_model_par_stopped(par))
 			return 0;
 		rbln_os_fpu_begin();
 		par->kern->attn_merge(at, &seq, i, i1);
@@ -167,12 +235,9 @@ static int rbln_model_attn_merge_piece(struct rbln_model_par *par, u64 piece)
 }
 
 /**
- * rbln_model_attn_work() - the multiply-adds of both phases, for the split
+ * rbln_model_attn_work() - what the work is, for the split
  * @at: the command
- * @part_fma: phase one, all sequences: query rows times the tokens they
- *	see, per query head and head_dim, for keys and values
- * @merge_fma: phase two: query rows times the partitions their contexts
- *	use, per query head and head_dim
+ * @load: out: its multiply-adds, partitions in use and rows
  *
  * The number of pieces says little about the work: pieces exist for every
  * partition the block tables could hold, and in a short decode context
@@ -182,7 +247,7 @@ static int rbln_model_attn_merge_piece(struct rbln_model_par *par, u64 piece)
  * split (the pieces check what they use).
  */
 static void rbln_model_attn_work(const struct rbln_model_attn *at,
-				 u64 *part_fma, u64 *merge_fma)
+				 struct rbln_model_attn_load *load)
 {
 	const struct rbln_isa_attention *c = at->cmd;
 	u64 tokens = (u64)c->max_blocks * c->block_size;
@@ -190,8 +255,7 @@ static void rbln_model_attn_work(const struct rbln_model_attn *at,
 	u64 s, q, ctx, used;
 	s32 v;
 
-	*part_fma = 0;
-	*merge_fma = 0;
+	*load = (struct rbln_model_attn_load){ 0 };
 	for (s = 0; s < at->nseqs; s++) {
 		v = rbln_os_read_once_s32(at->seqs + s * 16 + 4);
 		q = v > 0 ? (u64)v : 0;
@@ -201,10 +265,13 @@ static void rbln_model_attn_work(const struct rbln_model_attn *at,
 			q = at->rows;
 		if (ctx > tokens)
 			ctx = tokens;
-		used = (ctx + c->partition_len - 1) / c->partition_len;
+		used = q ? (ctx + c->partition_len - 1) / c->partition_len : 0;
 		/* Unsigned: a wrap on absurd shapes only misjudges the split. */
-		*part_fma += q * ctx * per;
-		*merge_fma += q * used * per;
+		load->part_fma += q * ctx * per;
+		load->merge_fma += q * used * per;
+		load->parts_used += used;
+		if (q > load->max_rows)
+			load->max_rows = q;
 	}
 }
 
@@ -260,26 +327,35 @@ int rbln_model_exec_attention(const struct rbln_isa_attention *c,
 	struct rbln_model_par par = {
 		.env = env, .ctx = &at, .fn = rbln_model_attn_piece,
 	};
-	u64 part_fma, merge_fma;
+	struct rbln_model_attn_load load;
+	u64 merge_pieces;
 	int ret;
 
 	if (!at.out || !at.q || !at.k_cache || !at.v_cache || !at.seqs ||
 	    !at.tables || !at.work)
 		return -RBLN_EIO;
-	rbln_model_attn_groups(&at, env->engines);
-	/* Validation bounds kv_heads * parts by the size of @work. */
+	rbln_model_attn_work(&at, &load);
+	rbln_model_attn_groups(&at, env->engines, &load);
+	/*
+	 * Validation bounds kv_heads * parts by the size of @work; row
+	 * blocks are at most the rows, bounded by the size of @out.
+	 */
 	if (__builtin_mul_overflow(at.nseqs, (u64)at.kv_groups * at.parts,
-				   &par.pieces))
+				   &par.pieces) ||
+	    __builtin_mul_overflow(par.pieces, (u64)at.row_blocks,
+				   &par.pieces) ||
+	    __builtin_mul_overflow(at.nseqs, (u64)at.row_blocks,
+				   &merge_pieces))
 		return -RBLN_EIO;
-	rbln_model_attn_work(&at, &part_fma, &merge_fma);
 	ret = rbln_model_par_run(&par, rbln_model_attn_min_pieces(par.pieces,
-								  part_fma));
+								  load.part_fma));
 	if (ret)
 		return ret;
 	par = (struct rbln_model_par){
 		.env = env, .ctx = &at, .fn = rbln_model_attn_merge_piece,
-		.pieces = at.nseqs,
+		.pieces = merge_pieces,
 	};
-	return rbln_model_par_run(&par, rbln_model_attn_min_pieces(at.nseqs,
-								  merge_fma));
+	return rbln_model_par_run(&par,
+				  rbln_model_attn_min_pieces(merge_pieces,
+							     load.merge_fma));
 }

@@ -240,6 +240,9 @@ struct rbln_model_mm {
  * @group: query heads per KV head
  * @kv_per_piece: KV heads one piece of phase one covers
  * @kv_groups: pieces per (sequence, partition): ceil(kv_heads / that)
+ * @row_blocks: pieces per (sequence, partition, KV head group): blocks of
+ *	@rows_per_block query rows, the last one to the sequence's end
+ * @rows_per_block: query rows of one such block
  * @head_major: the caches are [block][kv_head][token][head_dim]
  *	(RBLN_KV_HEAD_MAJOR), else [block][token][kv_head][head_dim]
  * @block_bytes: bytes of one cache block
@@ -265,6 +268,8 @@ struct rbln_model_attn {
 	u32 group;
 	u32 kv_per_piece;
 	u32 kv_groups;
+	u32 row_blocks;
+	u32 rows_per_block;
 	bool head_major;
 	u64 block_bytes;
 	u64 token_bytes;

@@ -503,11 +503,17 @@ static void test_attn_paged(void **state)
 	rbln_model_set_cpu(RBLN_MODEL_CPU_AUTO);
 }
 
+/*
+ * The engine count changes nothing. A prompt of 100 rows among decode rows:
+ * with 16 engines and more its rows are split into blocks as well (fewer
+ * pieces with tokens than four per engine), claimed last rows first.
+ */
 static void test_attn_engines(void **state)
 {
-	static const uint32_t q_len[] = { 1, 1, 30, 1 };
-	static const uint32_t ctx[] = { 300, 33, 120, 1 };
-	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, e;
+	static const uint32_t q_len[] = { 1, 1, 100, 1 };
+	static const uint32_t ctx[] = { 300, 33, 130, 1 };
+	static const uint32_t engines[] = { 2, 3, 4, 5, 6, 16, 33, 64 };
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, e, n;
 	struct fake_env f;
 	float *base, *got;
 	struct attn a;
@@ -522,10 +528,12 @@ static void test_attn_engines(void **state)
 		fake_env_init(&f, 1);
 		base = attn_run(&a, &f.env);
 		attn_check(&a, base, "engines");
-		for (e = 2; e <= 6; e++) {
+		for (n = 0; n < sizeof(engines) / sizeof(engines[0]); n++) {
+			e = engines[n];
 			fake_env_init(&f, e);
 			f.reverse = e % 2;
-			got = attn_run(&a, e == 6 ? real_env(3) : &f.env);
+			got = attn_run(&a, e == 6 ? real_env(3) :
+					   e == 64 ? real_env(16) : &f.env);
 			assert_memory_equal(base, got, (size_t)a.rows * a.hq *
 					    a.hd * 4);
 			free(got);
