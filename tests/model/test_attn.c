@@ -505,8 +505,8 @@ static void test_attn_paged(void **state)
 
 /*
  * The engine count changes nothing. A prompt of 100 rows among decode rows:
- * with 16 engines and more its rows are split into blocks as well (fewer
- * pieces with tokens than four per engine), claimed last rows first.
+ * with 5 engines and more its rows are split into blocks as well (fewer
+ * pieces with tokens than eight per engine), claimed last rows first.
  */
 static void test_attn_engines(void **state)
 {
