@@ -470,6 +470,60 @@ static void test_mm_decode_pieces(void **state)
 	}
 }
 
+/*
+ * A decode batch whose panels outnumber its engines' narrow pieces ends in
+ * those (two panels of 64 KiB, or one of 128 KiB and more, two per
+ * engine): any engine count, schedule and piece shape gives the bits of
+ * one engine, for bf16 and int8 weights, a partial last panel included,
+ * and bf16 activations where the variant rounds them.
+ */
+static void test_mm_tail_pieces(void **state)
+{
+	static const uint32_t cases[][4] = {
+		/* m, k, n, dtype */
+		{ 1, 2048, 2000, RBLN_DTYPE_BF16 },
+		{ 8, 2048, 2000, RBLN_DTYPE_BF16 },
+		{ 1, 4096, 1000, RBLN_DTYPE_BF16 },
+		{ 1, 4096, 1000, RBLN_DTYPE_I8 },
+		{ 3, 8192, 520, RBLN_DTYPE_I8 },
+	};
+	static const uint32_t engines[] = { 2, 3, 5, 16 };
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, s, e, b;
+	struct fake_env one, many;
+	struct mm_case mc;
+	float *x, *y;
+
+	(void)state;
+	fake_env_init(&one, 1);
+	for (s = 0; s < sizeof(cases) / sizeof(cases[0]); s++) {
+		mm_init(&mc, cases[s][0], cases[s][1], cases[s][2],
+			cases[s][3], RBLN_LAYOUT_PACKED16, 0);
+		for (b = 0; b < 2; b++) {
+			mc.a_bf16 = b;
+			for (i = 0; i < nv; i++) {
+				test_set_variant(v[i]);
+				x = mm_run(&mc, &one.env);
+				if (!b)
+					mm_check(&mc, x, "tail pieces");
+				for (e = 0; e < 4; e++) {
+					fake_env_init(&many, engines[e]);
+					many.reverse = e % 2;
+					y = mm_run(&mc, &many.env);
+					assert_memory_equal(x, y, (size_t)mc.m *
+							    mc.n * 4);
+					free(y);
+				}
+				y = mm_run(&mc, real_env(3));
+				assert_memory_equal(x, y,
+						    (size_t)mc.m * mc.n * 4);
+				free(y);
+				free(x);
+			}
+		}
+		mm_free(&mc);
+	}
+}
+
 /* The variants differ only by fused rounding: close, deterministic. */
 static void test_mm_variants_deterministic(void **state)
 {
@@ -796,6 +850,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_mm_a_bf16, restore_variant),
 		cmocka_unit_test_teardown(test_mm_decode_pieces,
 					  restore_variant),
+		cmocka_unit_test_teardown(test_mm_tail_pieces, restore_variant),
 		cmocka_unit_test_teardown(test_mm_variants_deterministic,
 					  restore_variant),
 		cmocka_unit_test_teardown(test_mm_avx512_bits_of_avx2,
