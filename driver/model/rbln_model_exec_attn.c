@@ -13,13 +13,13 @@
  * rows of a token-major one, are then read front to back), fewer
  * otherwise; how heads and rows are grouped does not change any result.
  * Phase two merges each query row's partitions in order, in the same
- * blocks of rows. A piece is cut
- * into brackets of a few rows by RBLN_MODEL_ATTN_TOKENS tokens (a
- * multiple of the tile, so the tiles, and with them the numerics, are
- * those of one pass). The descriptors are read again in phase two: they
- * may have changed meanwhile (they live in a buffer others can write),
- * and every use must be checked, though a changed one only yields wrong
- * numbers, never an access outside the operands.
+ * blocks of rows. A piece is cut into brackets of a few rows by
+ * RBLN_MODEL_ATTN_TOKENS tokens (a multiple of the tile, so the tiles, and
+ * with them the numerics, are those of one pass). The descriptors are
+ * read again in phase two: they may have changed meanwhile (they live in a
+ * buffer others can write), and every use must be checked, though a
+ * changed one only yields wrong numbers, never an access outside the
+ * operands.
  */
 
 #include "rbln_model_internal.h"

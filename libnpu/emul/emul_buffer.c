@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <numa.h>
 #include <numaif.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -71,8 +72,10 @@ static int map_fd(struct emul_buf *b, uint64_t size)
 	return 0;
 }
 
-/* The PMD size of transparent huge pages (2 MiB on x86-64). */
-static uint64_t huge_page_size(void)
+static uint64_t huge_size;
+static pthread_once_t huge_size_once = PTHREAD_ONCE_INIT;
+
+static void read_huge_page_size(void)
 {
 	unsigned long long size = 0;
 	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size",
@@ -83,7 +86,14 @@ static uint64_t huge_page_size(void)
 			size = 0;
 		fclose(f);
 	}
-	return size && !(size & (size - 1)) ? size : 2ULL << 20;
+	huge_size = size && !(size & (size - 1)) ? size : 2ULL << 20;
+}
+
+/* The PMD size of transparent huge pages (2 MiB on x86-64), read once. */
+static uint64_t huge_page_size(void)
+{
+	pthread_once(&huge_size_once, read_huge_page_size);
+	return huge_size;
 }
 
 /*
