@@ -17,6 +17,14 @@ double kb_now(void);
 void kb_check(int err, const char *what);
 
 /*
+ * Bytes the read sweeps cover, and the least that a bandwidth-bound
+ * kernel streams through in one measurement (kbench_kernels.c).
+ */
+#define KB_SWEEP_BYTES	(1ULL << 30)
+/* Timed repetitions of a kernel's stream, the best kept (kbench_kernels.c). */
+#define KB_KERNEL_REPS	8U
+
+/*
  * Read bandwidth in bytes/s of @threads threads sweeping @bytes in all,
  * with the widest loads the CPU has (kb_load_width() names them).
  */

@@ -74,12 +74,43 @@ static uint64_t llc_bytes(void)
 }
 
 /*
- * Copies of a streaming MATMUL's weights: enough that four times the
- * last-level cache of small products (8 MiB of a 2048 x 2048 one against
- * a 300 MiB cache) still come from memory; with at most 16, such products
- * read "113%" of the bandwidth.
+ * Bytes a bandwidth-bound kernel streams through per measurement: four
+ * times the last-level cache, and no less than the read sweeps cover. A
+ * guest may report less cache than its host gives it: on the 2-core Zen 5
+ * guest (sysfs: 32 MiB of L3), a GEMV cycling through 128 MiB of weights
+ * read up to 138% of the best sweep of 1 GiB.
  */
-#define KB_MM_COPIES	256U
+static uint64_t stream_bytes(void)
+{
+	uint64_t llc = 4 * llc_bytes();
+
+	return llc > KB_SWEEP_BYTES ? llc : KB_SWEEP_BYTES;
+}
+
+/*
+ * Copies of a streaming MATMUL's weights, or pairs of KV caches, up to
+ * stream_bytes(): 128 of a 2048 x 2048 product's 8 MiB. They lie one after
+ * another in one buffer (a stream may name only so many buffers), each
+ * at a page boundary, as separate buffers would.
+ */
+#define KB_COPIES_MAX	1024U
+#define KB_PAGE		4096ULL
+
+/* How many copies of @bytes make stream_bytes(), 2 to KB_COPIES_MAX. */
+static unsigned int stream_copies(uint64_t bytes)
+{
+	uint64_t want = stream_bytes();
+	unsigned int copies = 2;
+
+	while (copies < KB_COPIES_MAX && copies * bytes < want)
+		copies++;
+	return copies;
+}
+
+static uint64_t page_align(uint64_t bytes)
+{
+	return (bytes + KB_PAGE - 1) & ~(KB_PAGE - 1);
+}
 
 /* Private device memory, as the engine's weights, KV caches and scratch. */
 static npu_buffer *alloc_map(npu_device *dev, uint64_t size, void **map)
@@ -134,22 +165,19 @@ void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 	       struct kb_result *out)
 {
 	uint64_t wbytes = npu_packed_weights_size(dtype, n, k);
-	uint64_t llc = llc_bytes();
-	unsigned int copies = 1, i;
-	npu_buffer *w[KB_MM_COPIES], *a, *c;
+	uint64_t stride = page_align(wbytes);
+	/* A few rows stream their weights: make them come from memory. */
+	unsigned int copies = m <= 16 ? stream_copies(wbytes) : 1, i;
+	npu_buffer *w, *a, *c;
 	npu_stream *s;
 	npu_queue *q;
+	uint8_t *wp;
 	void *p;
 	double t;
 
-	/* A few rows stream their weights: make them come from memory. */
-	if (m <= 16)
-		while (copies < KB_MM_COPIES && copies * wbytes < 4 * llc)
-			copies++;
-	for (i = 0; i < copies; i++) {
-		w[i] = alloc_map(dev, wbytes, &p);
-		fill_weights(p, wbytes, dtype, n);
-	}
+	w = alloc_map(dev, copies * stride, (void **)&wp);
+	for (i = 0; i < copies; i++)
+		fill_weights(wp + i * stride, wbytes, dtype, n);
 	a = alloc_map(dev, (uint64_t)m * k * 4, &p);
 	fill_f32(p, (uint64_t)m * k);
 	c = alloc_map(dev, (uint64_t)m * n * 4, &p);
@@ -157,10 +185,10 @@ void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 	kb_check(npu_stream_create(dev, &s), "stream");
 	for (i = 0; i < copies; i++)
 		npu_stream_matmul(s, &(struct npu_matmul){
-			.dst = { c, 0 }, .a = { a, 0 }, .w = { w[i], 0 },
+			.dst = { c, 0 }, .a = { a, 0 }, .w = { w, i * stride },
 			.m = m, .k = k, .n = n, .dtype = dtype,
 			.layout = NPU_LAYOUT_PACKED16, .a_bf16 = a_bf16 });
-	t = time_stream(s, q, 8) / copies;
+	t = time_stream(s, q, KB_KERNEL_REPS) / copies;
 	snprintf(out->name, sizeof(out->name),
 		 "MATMUL M=%u K=%u N=%u %s packed%s", m, k, n,
 		 dtype == NPU_DTYPE_I8 ? "int8" : "bf16",
@@ -177,8 +205,7 @@ void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 	}
 	npu_stream_destroy(s);
 	npu_queue_destroy(q);
-	for (i = 0; i < copies; i++)
-		npu_buffer_free(w[i]);
+	npu_buffer_free(w);
 	npu_buffer_free(a);
 	npu_buffer_free(c);
 }
@@ -191,23 +218,22 @@ void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
 	const uint32_t bs = partition, max_blocks = (ctx + bs - 1) / bs;
 	const uint64_t blocks = (uint64_t)batch * max_blocks;
 	const uint64_t cbytes = blocks * bs * kv_heads * head_dim * 2;
-	npu_buffer *kc[16], *vc[16], *qb, *ob, *sb, *tb, *wb;
-	unsigned int sets = 2;
+	const uint64_t stride = page_align(cbytes);
+	const unsigned int sets = stream_copies(2 * cbytes);
+	npu_buffer *kc, *vc, *qb, *ob, *sb, *tb, *wb;
 	struct npu_attention at;
 	int32_t *seqs, *tab;
 	npu_stream *s;
 	npu_queue *q;
+	uint8_t *kp, *vp;
 	void *p;
 	double t;
 
-	/* Enough caches that together they are 4x the last-level cache. */
-	while (sets < 16 && sets * 2 * cbytes < 4 * llc_bytes())
-		sets++;
+	kc = alloc_map(dev, sets * stride, (void **)&kp);
+	vc = alloc_map(dev, sets * stride, (void **)&vp);
 	for (unsigned int i = 0; i < sets; i++) {
-		kc[i] = alloc_map(dev, cbytes, &p);
-		fill_bf16(p, cbytes / 2);
-		vc[i] = alloc_map(dev, cbytes, &p);
-		fill_bf16(p, cbytes / 2);
+		fill_bf16((void *)(kp + i * stride), cbytes / 2);
+		fill_bf16((void *)(vp + i * stride), cbytes / 2);
 	}
 	qb = alloc_map(dev, (uint64_t)batch * q_heads * head_dim * 4, &p);
 	fill_f32(p, (uint64_t)batch * q_heads * head_dim);
@@ -236,11 +262,11 @@ void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
 	kb_check(npu_queue_create(dev, NPU_PRIORITY_NORMAL, &q), "queue");
 	kb_check(npu_stream_create(dev, &s), "stream");
 	for (unsigned int i = 0; i < sets; i++) {
-		at.k_cache = (struct npu_tensor){ kc[i], 0 };
-		at.v_cache = (struct npu_tensor){ vc[i], 0 };
+		at.k_cache = (struct npu_tensor){ kc, i * stride };
+		at.v_cache = (struct npu_tensor){ vc, i * stride };
 		npu_stream_attention(s, &at);
 	}
-	t = time_stream(s, q, 8) / sets;
+	t = time_stream(s, q, KB_KERNEL_REPS) / sets;
 	snprintf(out->name, sizeof(out->name),
 		 "ATTENTION decode b=%u ctx=%u kvh=%u qh=%u hd=%u part=%u bf16 %s",
 		 batch, ctx, kv_heads, q_heads, head_dim, partition,
@@ -250,10 +276,8 @@ void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
 	out->limit = bw / 1e9;
 	npu_stream_destroy(s);
 	npu_queue_destroy(q);
-	for (unsigned int i = 0; i < sets; i++) {
-		npu_buffer_free(kc[i]);
-		npu_buffer_free(vc[i]);
-	}
+	npu_buffer_free(kc);
+	npu_buffer_free(vc);
 	npu_buffer_free(qb);
 	npu_buffer_free(ob);
 	npu_buffer_free(sb);

@@ -39,15 +39,15 @@ void kb_check(int err, const char *what)
 
 /*
  * Runs @fn on @threads threads (at most 16), each given @arg's copy;
- * three times; returns the best seconds of one round.
+ * @reps times; returns the best seconds of one round.
  */
 static double best_round(void *(*fn)(void *), void *args, size_t size,
-			 unsigned int threads)
+			 unsigned int threads, unsigned int reps)
 {
 	pthread_t th[16];
 	double best = 1e30, t;
 
-	for (int rep = 0; rep < 3; rep++) {
+	for (unsigned int rep = 0; rep < reps; rep++) {
 		t = kb_now();
 		for (unsigned int i = 0; i < threads; i++)
 			pthread_create(&th[i], NULL, fn,
@@ -157,12 +157,15 @@ static char *sweep_buffer(uint64_t bytes, int huge)
 	return buf;
 }
 
-/* Combination @n of streams and prefetch distance over @buf: bytes/s. */
+/*
+ * Combination @n of streams and prefetch distance over @buf, the best of
+ * @reps rounds of @passes passes: bytes/s.
+ */
 static double sweep_combo(unsigned int threads, char *buf, uint64_t bytes,
-			  unsigned int n)
+			  unsigned int n, unsigned int passes,
+			  unsigned int reps)
 {
 	struct sweep sw[16];
-	const unsigned int passes = 3;
 	double t;
 
 	for (unsigned int i = 0; i < threads; i++) {
@@ -174,7 +177,8 @@ static double sweep_combo(unsigned int threads, char *buf, uint64_t bytes,
 		sw[i].passes = passes;
 	}
 	t = best_round(__builtin_cpu_supports("avx512f") ?
-		       sweep_avx512 : sweep_avx2, sw, sizeof(sw[0]), threads);
+		       sweep_avx512 : sweep_avx2, sw, sizeof(sw[0]), threads,
+		       reps);
 	return (double)sw[0].bytes * threads * passes / t;
 }
 
@@ -188,7 +192,7 @@ static double read_sweep(unsigned int threads, uint64_t bytes, int huge)
 	double best = 0, t;
 
 	for (unsigned int n = 0; n < SWEEP_COMBOS; n++) {
-		t = sweep_combo(threads, buf, bytes, n);
+		t = sweep_combo(threads, buf, bytes, n, 3, 3);
 		if (t > best)
 			best = t;
 		if (t > sweep_mem.rate[threads]) {
@@ -221,9 +225,12 @@ double kb_read_bandwidth(unsigned int threads, uint64_t bytes)
 
 /*
  * The best combination of kb_read_bandwidth() for @threads again, on the
- * same memory: a fraction of a second, to sample a shared host's
- * bandwidth beside each bandwidth-bound kernel (it drifts by 10-15%
- * within a minute on the 2-core Zen 5 guest).
+ * same memory, sampled as the bandwidth-bound kernels are timed: the best
+ * of KB_KERNEL_REPS single passes (a kernel's best rep covers at least
+ * KB_SWEEP_BYTES). A shared host's bandwidth drifts by 10-15% within a
+ * minute on the 2-core Zen 5 guest and peaks for moments: a best of
+ * three rounds of three passes (3 GiB each), against a kernel's best of
+ * eight 1 GiB reps, let a GEMV read up to 138% of this "limit" there.
  */
 double kb_read_bandwidth_again(unsigned int threads)
 {
@@ -235,7 +242,7 @@ double kb_read_bandwidth_again(unsigned int threads)
 	if (!sweep_mem.buf[huge])
 		return 0;
 	return sweep_combo(threads, sweep_mem.buf[huge], sweep_mem.bytes[huge],
-			   sweep_mem.combo[threads]);
+			   sweep_mem.combo[threads], 1, KB_KERNEL_REPS);
 }
 
 struct chains {
@@ -320,7 +327,7 @@ static double chains_rate(void *(*fn)(void *), double flop_per_iter,
 	for (unsigned int i = 0; i < threads; i++)
 		ch[i].iters = iters;
 	return threads * (double)iters * flop_per_iter /
-	       best_round(fn, ch, sizeof(ch[0]), threads);
+	       best_round(fn, ch, sizeof(ch[0]), threads, 3);
 }
 
 const char *kb_fma_width(void)

@@ -147,7 +147,7 @@ static void measure_limits(unsigned int threads, struct limits *l, bool again)
 {
 	for (unsigned int t = 1; t <= threads; t++) {
 		raise_to(&l->bw[t], again ? kb_read_bandwidth_again(t) :
-					    kb_read_bandwidth(t, 1ULL << 30));
+					    kb_read_bandwidth(t, KB_SWEEP_BYTES));
 		raise_to(&l->fma[t], kb_fma_peak(t));
 		raise_to(&l->dpbf16[t], kb_dpbf16_peak(t));
 		raise_to(&l->amx[t], kb_amx_peak(t));
