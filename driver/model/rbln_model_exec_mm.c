@@ -77,8 +77,8 @@
  * (two panels at K = 2048, one from K = 4096), two per engine, claimed
  * last: engines that finish their wide pieces early take them, so all
  * finish within a narrow piece of each other instead of a wide one (at
- * K = 8192 a wide piece is 1 MiB, half of an engine's share of a 2048-row
- * output on 16 engines). Measured on the 16-core Sapphire Rapids
+ * K = 8192 a wide piece is 1 MiB, half of an engine's share of a
+ * 2048-column output on 16 engines). Measured on the 16-core Sapphire Rapids
  * (rbln-kbench, M = 1, 16 engines, GB/s, alternating in one call):
  * K = 8192, N = 2048 70.9-79.8 without narrow pieces, 99.2-100.2 with
  * two-panel ones; K = 2048, N = 8192 108.2-118.2 against 109.8-117.9. In
@@ -205,19 +205,18 @@ static void rbln_model_mm_tail(struct rbln_model_mm_job *job, u32 engines)
 {
 	u64 panel = (u64)job->mm.k * RBLN_ISA_PACK_COLS *
 		    rbln_model_dtype_size(job->mm.dtype);
-	u32 tail_pg = (u32)rbln_model_min64(RBLN_MODEL_MM_TAIL_BYTES / panel,
-					    job->pg);
-	u32 tail;
+	u64 tail_pg = RBLN_MODEL_MM_TAIL_BYTES / panel;
+	u64 tail;
 
 	if (!tail_pg)
 		tail_pg = 1;
 	tail = engines * RBLN_MODEL_MM_TAIL_PER_ENGINE * tail_pg;
 	if (engines < 2 || tail_pg >= job->pg || tail >= job->panels)
 		return;
-	job->wide = (job->panels - tail) / job->pg;
-	job->tail_pg = tail_pg;
+	job->wide = (u32)(job->panels - tail) / job->pg;
+	job->tail_pg = (u32)tail_pg;
 	tail = job->panels - job->wide * job->pg;
-	job->pgroups = job->wide + (tail + job->tail_pg - 1) / job->tail_pg;
+	job->pgroups = job->wide + (u32)((tail + tail_pg - 1) / tail_pg);
 }
 
 /*
