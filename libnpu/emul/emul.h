@@ -92,6 +92,22 @@ struct emul_op_time {
 };
 
 /**
+ * struct emul_job_time - a device's jobs in its profile
+ * @jobs: jobs run
+ * @busy_ns: their time on engine 0, from taking each to signalling its
+ *	fence (commands, checking the stream, dispatching)
+ * @idle_ns: engine 0's time between the end of one job and the start of
+ *	the next: what the host spent between submissions
+ * @last_end_ns: when the last job ended, 0 before the first
+ */
+struct emul_job_time {
+	uint64_t jobs;
+	uint64_t busy_ns;
+	uint64_t idle_ns;
+	int64_t last_end_ns;
+};
+
+/**
  * struct emul_hw - one modelled device
  * @ctx: the backend context
  * @index: device index
@@ -118,6 +134,7 @@ struct emul_op_time {
  * @engines: engine threads ([0] runs streams)
  * @num_engines: their count
  * @profile: time per opcode, written by engine 0 only (RBLN_EMUL_PROFILE)
+ * @job_time: time in and between jobs, as @profile
  */
 struct emul_hw {
 	struct emul_ctx *ctx;
@@ -142,6 +159,7 @@ struct emul_hw {
 	pthread_t *engines;
 	unsigned int num_engines;
 	struct emul_op_time profile[RBLN_OP_COUNT];
+	struct emul_job_time job_time;
 };
 
 /**
@@ -426,6 +444,7 @@ void emul_env_init(struct emul_hw *hw, struct rbln_model_env *env);
 /* emul_profile.c: RBLN_EMUL_PROFILE. */
 bool emul_profile_wanted(void);
 void emul_profile_op(void *priv, u32 opcode, u64 ns);
+void emul_profile_job(struct emul_hw *hw, int64_t start_ns, int64_t end_ns);
 void emul_profile_report(struct emul_hw *hw);
 
 #endif /* NPU_EMUL_H */

@@ -22,6 +22,7 @@ static bool a_wait_failed(const struct emul_job *job)
 void emul_job_run(struct emul_hw *hw, struct emul_job *job)
 {
 	struct rbln_model_env env;
+	int64_t start = hw->ctx->profile ? npu_now_ns() : 0;
 	int status;
 
 	if (a_wait_failed(job)) {
@@ -42,6 +43,8 @@ void emul_job_run(struct emul_hw *hw, struct emul_job *job)
 	 * reference goes last: the fence holds the owner's device, which
 	 * keeps it valid until then.
 	 */
+	if (hw->ctx->profile)
+		emul_profile_job(hw, start, npu_now_ns());
 	emul_fence_signal(job->fence, status);
 	for (uint32_t i = 0; i < job->num_bos; i++)
 		emul_buf_unbusy(job->bufs[i]);

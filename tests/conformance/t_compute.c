@@ -871,7 +871,8 @@ static void test_cpu_variant_env(void **state)
 /*
  * RBLN_EMUL_PROFILE=1: when an emulated device's last handle closes, its
  * time per opcode goes to stderr, one line per opcode that ran, with the
- * right call counts. Emulated backend only (rbln.ko has no such table).
+ * right call counts, after a line that counts its jobs (the stream runs
+ * twice: two jobs). Emulated backend only (rbln.ko has no such table).
  */
 static void test_profile_env(void **state)
 {
@@ -886,7 +887,8 @@ static void test_profile_env(void **state)
 	npu_queue *q = NULL;
 	npu_stream *s = NULL;
 	npu_buffer *ba, *bw, *bc;
-	unsigned long fills = 0, matmuls = 0, calls;
+	unsigned long fills = 0, matmuls = 0, calls, jobs = 0;
+	double busy = -1, idle = -1;
 	bool header = false;
 	char name[32];
 	void *map;
@@ -910,12 +912,14 @@ static void test_profile_env(void **state)
 		.layout = NPU_LAYOUT_ROWMAJOR,
 	};
 
-	npu_stream_fill(s, ba, 0, m * k * 4, 0x3f800000);
-	npu_stream_fill(s, bw, 0, (uint64_t)n * k * 4, 0x3f800000);
-	npu_stream_matmul(s, &mm);
-	npu_stream_matmul(s, &mm);
-	npu_stream_matmul(s, &mm);
-	conf_run(s, q);
+	for (int job = 0; job < 2; job++) {
+		npu_stream_fill(s, ba, 0, m * k * 4, 0x3f800000);
+		npu_stream_fill(s, bw, 0, (uint64_t)n * k * 4, 0x3f800000);
+		npu_stream_matmul(s, &mm);
+		npu_stream_matmul(s, &mm);
+		npu_stream_matmul(s, &mm);
+		conf_run(s, q);
+	}
 	npu_buffer_free(ba);
 	npu_buffer_free(bw);
 	npu_buffer_free(bc);
@@ -938,8 +942,11 @@ static void test_profile_env(void **state)
 	rewind(f);
 	while (fgets(line, sizeof(line), f)) {
 		if (strstr(line, "rbln emulated device 0") &&
-		    strstr(line, "5 commands"))
+		    strstr(line, "10 commands"))
 			header = true;
+		if (sscanf(line, " %lu jobs: %lf s running, %lf s idle", &jobs,
+			   &busy, &idle) == 3)
+			continue;
 		if (sscanf(line, " %31s %lu", name, &calls) != 2)
 			continue;
 		if (!strcmp(name, "FILL"))
@@ -950,8 +957,10 @@ static void test_profile_env(void **state)
 	fclose(f);
 	unlink(path);
 	assert_true(header);
-	assert_int_equal(fills, 2);
-	assert_int_equal(matmuls, 3);
+	assert_int_equal(jobs, 2);
+	assert_true(busy >= 0 && idle >= 0);
+	assert_int_equal(fills, 4);
+	assert_int_equal(matmuls, 6);
 }
 
 const struct CMUnitTest conf_compute_tests[] = {
