@@ -327,7 +327,7 @@ int rbln_model_exec_attention(const struct rbln_isa_attention *c,
 		.block_bytes = block,
 		.token_bytes = head_major ? hbytes : hbytes * c->kv_heads,
 		.head_bytes = head_major ? hbytes * c->block_size : hbytes,
-		.prefetch = head_major ? rbln_model_prefetch_bytes(2) : 0,
+		.prefetch = head_major ? rbln_model_attn_prefetch_bytes() : 0,
 	};
 	struct rbln_model_par par = {
 		.env = env, .ctx = &at, .fn = rbln_model_attn_piece,
