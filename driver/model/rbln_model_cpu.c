@@ -210,24 +210,3 @@ u32 rbln_model_prefetch_bytes(u32 streams)
 		return rbln_os_cpu_is_intel() ? 2048 : 0;
 	return 4096;
 }
-
-/**
- * rbln_model_attn_prefetch_bytes() - software prefetch distance of a
- *	head-major cache's key and value runs
- *
- * Decode ATTENTION reads each run between bursts of arithmetic (scores,
- * exponentials, the weighted values), which leave the hardware's
- * prefetchers behind on both vendors, unlike a GEMV's steady streams.
- * Measured with rbln-kbench (ctx 4096, 8 KV heads): on the Sapphire
- * Rapids guest 2 KiB ahead held its own against 1 and 4 KiB; on the 2-core
- * Zen 5, where the GEMV runs without, four rounds alternating read 19.8-
- * 21.1 GB/s at batch 8 and 18.1-20.9 at batch 1 without, 21.7-22.6 and
- * 21.3-22.6 at 2 KiB (1 KiB alike, 4 KiB between), and one engine alone
- * 11.0 and 10.9 without, 11.9 and 11.9 at 2 KiB.
- *
- * Return: bytes ahead to prefetch.
- */
-u32 rbln_model_attn_prefetch_bytes(void)
-{
-	return 2048;
-}

@@ -25,6 +25,20 @@
 #include "rbln_model_internal.h"
 
 #define RBLN_MODEL_ATTN_TOKENS	256U
+/*
+ * Bytes ahead of a head-major cache's key and value runs to prefetch, on
+ * every CPU. The runs are read between bursts of arithmetic (scores,
+ * exponentials, the weighted values), which leave the hardware's
+ * prefetchers behind on both vendors, unlike a GEMV's steady streams
+ * (rbln_model_prefetch_bytes()). Measured with rbln-kbench (ctx 4096, 8
+ * KV heads): on the Sapphire Rapids guest 2 KiB ahead held its own against
+ * 1 and 4 KiB; on the 2-core Zen 5, where the GEMV runs without, four
+ * rounds alternating read 19.8-21.1 GB/s at batch 8 and 18.1-20.9 at
+ * batch 1 without, 21.7-22.6 and 21.3-22.6 at 2 KiB (1 KiB alike, 4 KiB
+ * between), and one engine alone 11.0 and 10.9 without, 11.9 and 11.9 at
+ * 2 KiB.
+ */
+#define RBLN_MODEL_ATTN_PREFETCH	2048U
 /* Query rows x heads x head_dim per bracket: about 2 MFLOP at 256 tokens. */
 #define RBLN_MODEL_ATTN_BUDGET	2048U
 /*
@@ -327,7 +341,7 @@ int rbln_model_exec_attention(const struct rbln_isa_attention *c,
 		.block_bytes = block,
 		.token_bytes = head_major ? hbytes : hbytes * c->kv_heads,
 		.head_bytes = head_major ? hbytes * c->block_size : hbytes,
-		.prefetch = head_major ? rbln_model_attn_prefetch_bytes() : 0,
+		.prefetch = head_major ? RBLN_MODEL_ATTN_PREFETCH : 0,
 	};
 	struct rbln_model_par par = {
 		.env = env, .ctx = &at, .fn = rbln_model_attn_piece,

@@ -249,7 +249,7 @@ struct rbln_model_mm {
  * @token_bytes: bytes from one token of a head to the next in a block
  * @head_bytes: bytes from one KV head of a token to the next
  * @prefetch: bytes ahead of a head-major run to prefetch, 0 for none
- *	(rbln_model_attn_prefetch_bytes())
+ *	(RBLN_MODEL_ATTN_PREFETCH)
  */
 struct rbln_model_attn {
 	const struct rbln_isa_attention *cmd;
@@ -435,7 +435,6 @@ void rbln_model_mm_amx_decode(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 /* rbln_model_cpu.c */
 const struct rbln_model_kernels *rbln_model_kernels(void);
 u32 rbln_model_prefetch_bytes(u32 streams);
-u32 rbln_model_attn_prefetch_bytes(void);
 
 /* rbln_model_exec_par.c: pieces of one command spread over the engines */
 struct rbln_model_par;

@@ -99,12 +99,11 @@ static uint64_t stream_bytes(void)
 /* How many copies of @bytes make stream_bytes(), 2 to KB_COPIES_MAX. */
 static unsigned int stream_copies(uint64_t bytes)
 {
-	uint64_t want = stream_bytes();
-	unsigned int copies = 2;
+	uint64_t copies = (stream_bytes() + bytes - 1) / bytes;
 
-	while (copies < KB_COPIES_MAX && copies * bytes < want)
-		copies++;
-	return copies;
+	if (copies < 2)
+		return 2;
+	return copies < KB_COPIES_MAX ? (unsigned int)copies : KB_COPIES_MAX;
 }
 
 static uint64_t page_align(uint64_t bytes)
