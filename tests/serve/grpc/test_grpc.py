@@ -181,10 +181,16 @@ def check_infer(st):
            res[-2:])
 
 
+# Long enough that a request cannot finish before the server has read the
+# next one off the stream, even on a loaded CI machine: with GREEDY's 24
+# tokens, one CI run had the three requests run one after another.
+INTERLEAVED = dict(GREEDY, max_tokens=400, ignore_eos=True)
+
+
 def check_interleaved(st):
     prompts = PROMPTS[:3]
-    want = {f"i{k}": alone(st, p) for k, p in enumerate(prompts)}
-    reqs = [gl.infer_request(pb, p, stream=True, sampling=GREEDY, request_id=f"i{k}")
+    want = {f"i{k}": alone(st, p, INTERLEAVED) for k, p in enumerate(prompts)}
+    reqs = [gl.infer_request(pb, p, stream=True, sampling=INTERLEAVED, request_id=f"i{k}")
             for k, p in enumerate(prompts)]
     # a bad request in the middle: its error must not end the stream
     bad = gl.infer_request(pb, "x", stream=True, sampling={"top_p": 1.5}, request_id="bad")
