@@ -249,7 +249,8 @@ struct rbln_model_mm {
  * @token_bytes: bytes from one token of a head to the next in a block
  * @head_bytes: bytes from one KV head of a token to the next
  * @prefetch: bytes ahead of a head-major run to prefetch, 0 for none
- *	(RBLN_MODEL_ATTN_PREFETCH)
+ *	(rbln_model_attn_prefetch())
+ * @prefetch_l2: prefetch those bytes into L2 (prefetcht1), else into L1
  */
 struct rbln_model_attn {
 	const struct rbln_isa_attention *cmd;
@@ -275,6 +276,7 @@ struct rbln_model_attn {
 	u64 token_bytes;
 	u64 head_bytes;
 	u32 prefetch;
+	bool prefetch_l2;
 };
 
 /**
