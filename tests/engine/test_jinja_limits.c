@@ -5,8 +5,8 @@
  * syntax tree (long operator, filter and attribute chains), a nesting limit
  * in the evaluator (recursive macros, a namespace that holds itself), a
  * step budget that covers filters and many {% set %}, no leak when a render
- * fails with scratch buffers live (the ASan build checks), and a range()
- * whose step would overflow.
+ * fails with scratch buffers live (the ASan build checks), a range() whose
+ * step would overflow, and integer powers with huge exponents.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,6 +211,30 @@ static void test_range_step_overflow(void **state)
 	free(out);
 }
 
+/*
+ * ** takes log2(y) steps: 1 ** (2^63 - 1) once looped that many times (a
+ * fuzzer's timeout). Results at the edges of int64, and overflow as an error.
+ */
+static void test_int_pow(void **state)
+{
+	struct rbln_error err = { 0 };
+	char *out;
+
+	(void)state;
+	assert_int_equal(render("{{ 1 ** 9223372036854775807 }} {{ (-1) ** 9223372036854775807 }} "
+				"{{ (-1) ** 9223372036854775806 }} {{ 0 ** 9223372036854775807 }} "
+				"{{ 0 ** 0 }} {{ 2 ** 62 }} {{ (-2) ** 63 }} {{ 3 ** 39 }} "
+				"{{ (-3) ** 5 }} {{ 2 ** -2 }}", &out, &err), 0);
+	assert_string_equal(out, "1 -1 1 0 1 4611686018427387904 -9223372036854775808 "
+				 "4052555153018976267 -243 0.25");
+	free(out);
+	expect_error("2 ** 63", "{{ 2 ** 63 }}", "integer overflow in '**'", NULL);
+	expect_error("3 ** 40", "{{ 3 ** 40 }}", "integer overflow in '**'", NULL);
+	expect_error("2 ** huge", "{{ 2 ** 9223372036854775807 }}", "integer overflow in '**'",
+		     NULL);
+	expect_error("(-2) ** 64", "{{ (-2) ** 64 }}", "integer overflow in '**'", NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_caller_budget),
 		cmocka_unit_test(test_failed_render_frees_scratch),
 		cmocka_unit_test(test_range_step_overflow),
+		cmocka_unit_test(test_int_pow),
 	};
 
 	return cmocka_run_group_tests_name("engine jinja limits", tests, NULL, NULL);
