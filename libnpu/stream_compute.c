@@ -19,7 +19,8 @@ _Static_assert((int)NPU_DTYPE_F32 == RBLN_DTYPE_F32 &&
 	       (int)NPU_DTYPE_BF16 == RBLN_DTYPE_BF16 &&
 	       (int)NPU_DTYPE_I8 == RBLN_DTYPE_I8, "dtype values");
 _Static_assert((int)NPU_LAYOUT_ROWMAJOR == RBLN_LAYOUT_ROWMAJOR &&
-	       (int)NPU_LAYOUT_PACKED16 == RBLN_LAYOUT_PACKED16,
+	       (int)NPU_LAYOUT_PACKED16 == RBLN_LAYOUT_PACKED16 &&
+	       (int)NPU_LAYOUT_PACKED16_SPACED == RBLN_LAYOUT_PACKED16_SPACED,
 	       "layout values");
 
 static uint32_t dtype_size(enum npu_dtype dtype)
@@ -145,9 +146,42 @@ void npu_stream_rmsnorm(npu_stream *s, const struct npu_rmsnorm *op)
 	npu_stream_end(s);
 }
 
+/* Bytes from one panel to the next in a packed @layout. */
+static uint64_t panel_stride(enum npu_dtype dtype, enum npu_layout layout,
+			     uint32_t k)
+{
+	uint64_t bytes = (uint64_t)k * RBLN_ISA_PACK_COLS * dtype_size(dtype);
+
+	return layout == NPU_LAYOUT_PACKED16_SPACED ?
+	       bytes + RBLN_ISA_PANEL_GAP : bytes;
+}
+
+uint64_t npu_weights_size(enum npu_dtype dtype, enum npu_layout layout,
+			  uint32_t n, uint32_t k)
+{
+	uint64_t panels = panel_cols(n) / RBLN_ISA_PACK_COLS, w;
+	bool ok;
+
+	switch (layout) {
+	case NPU_LAYOUT_ROWMAJOR:
+		ok = mul3(n, k, dtype_size(dtype), &w);
+		break;
+	case NPU_LAYOUT_PACKED16:
+	case NPU_LAYOUT_PACKED16_SPACED:
+		ok = mul3(panels, panel_stride(dtype, layout, k), 1, &w);
+		break;
+	default:
+		return 0;
+	}
+	/* The scales are at most 2^34 bytes. */
+	if (!ok || __builtin_add_overflow(w, scales_size(dtype, n), &w))
+		return 0;
+	return w;
+}
+
 uint64_t npu_packed_weights_size(enum npu_dtype dtype, uint32_t n, uint32_t k)
 {
-	return panel_cols(n) * k * dtype_size(dtype) + scales_size(dtype, n);
+	return npu_weights_size(dtype, NPU_LAYOUT_PACKED16, n, k);
 }
 
 void npu_stream_matmul(npu_stream *s, const struct npu_matmul *op)
@@ -161,10 +195,14 @@ void npu_stream_matmul(npu_stream *s, const struct npu_matmul *op)
 
 	if (!npu_stream_begin(s))
 		return;
-	wsz = op->layout == NPU_LAYOUT_PACKED16 ?
-	      npu_packed_weights_size(op->dtype, op->n, op->k) :
-	      (uint64_t)op->n * op->k * dtype_size(op->dtype) +
-	      scales_size(op->dtype, op->n);
+	if ((unsigned int)op->layout > NPU_LAYOUT_PACKED16_SPACED) {
+		npu_stream_set_error(s, npu_fail(-EINVAL,
+			"npu_stream_matmul: layout %d is not an npu_layout",
+			(int)op->layout));
+		npu_stream_end(s);
+		return;
+	}
+	wsz = npu_weights_size(op->dtype, op->layout, op->n, op->k);
 	ok = mul3(op->m, op->k, 4, &asz) && asz &&
 	     mul3(op->m, op->n, 4, &dsz) && dsz && wsz;
 	if (!ok)
@@ -376,20 +414,22 @@ void npu_stream_topk(npu_stream *s, const struct npu_topk *op)
 	npu_stream_end(s);
 }
 
-int npu_pack_weights(void *dst, const void *src, enum npu_dtype dtype,
-		     uint32_t n, uint32_t k)
+int npu_pack_weights_layout(void *dst, const void *src, enum npu_dtype dtype,
+			    enum npu_layout layout, uint32_t n, uint32_t k)
 {
 	uint32_t es = dtype_size(dtype), j, slot;
+	uint64_t row, kk, stride = panel_stride(dtype, layout, k);
 	uint8_t *out = dst;
 	const uint8_t *in = src;
-	uint64_t row, kk;
 
-	if (!dst || !src || !n || !k || (unsigned int)dtype > NPU_DTYPE_I8)
+	if (!dst || !src || !n || !k || (unsigned int)dtype > NPU_DTYPE_I8 ||
+	    (layout != NPU_LAYOUT_PACKED16 &&
+	     layout != NPU_LAYOUT_PACKED16_SPACED))
 		return npu_fail(-EINVAL, "npu_pack_weights: bad arguments");
-	memset(out, 0, npu_packed_weights_size(dtype, n, k));
-	/* int8: the scales follow the weights in both layouts. */
-	memcpy(out + panel_cols(n) * k * es, in + (uint64_t)n * k * es,
-	       scales_size(dtype, n));
+	memset(out, 0, npu_weights_size(dtype, layout, n, k));
+	/* int8: the scales follow the weights in every layout. */
+	memcpy(out + panel_cols(n) / RBLN_ISA_PACK_COLS * stride,
+	       in + (uint64_t)n * k * es, scales_size(dtype, n));
 	for (row = 0; row < n; row++) {
 		j = (uint32_t)(row % RBLN_ISA_PACK_COLS);
 		/* bfloat16: each 32-bit word pairs columns j and j + 8. */
@@ -397,9 +437,16 @@ int npu_pack_weights(void *dst, const void *src, enum npu_dtype dtype,
 		if (dtype == NPU_DTYPE_BF16)
 			slot = j < 8 ? 2 * j : 2 * (j - 8) + 1;
 		for (kk = 0; kk < k; kk++)
-			memcpy(out + ((row / RBLN_ISA_PACK_COLS * k + kk) *
-				      RBLN_ISA_PACK_COLS + slot) * es,
+			memcpy(out + row / RBLN_ISA_PACK_COLS * stride +
+			       (kk * RBLN_ISA_PACK_COLS + slot) * es,
 			       in + (row * k + kk) * es, es);
 	}
 	return 0;
+}
+
+int npu_pack_weights(void *dst, const void *src, enum npu_dtype dtype,
+		     uint32_t n, uint32_t k)
+{
+	return npu_pack_weights_layout(dst, src, dtype, NPU_LAYOUT_PACKED16,
+				       n, k);
 }

@@ -35,10 +35,11 @@ extern "C" {
  * RBLN_ISA_VERSION_MINOR: streams of a higher minor version are rejected.
  * 1.1 added the compute opcodes 0x11-0x19; 1.2 added the head-major KV cache
  * layout (RBLN_KV_HEAD_MAJOR) and int8 MATMUL weights (RBLN_DTYPE_I8); 1.3
- * added MATMUL's bfloat16 activations (RBLN_MATMUL_A_BF16). Every stream
- * of a lower minor version is valid with the same meaning.
+ * added MATMUL's bfloat16 activations (RBLN_MATMUL_A_BF16); 1.4 added the
+ * spaced panel layout of MATMUL weights (RBLN_LAYOUT_PACKED16_SPACED). Every
+ * stream of a lower minor version is valid with the same meaning.
  */
-#define RBLN_ISA_VERSION_MINOR		3
+#define RBLN_ISA_VERSION_MINOR		4
 /** RBLN_ISA_VERSION: as reported in &drm_rbln_device_info.isa_version. */
 #define RBLN_ISA_VERSION \
 	((RBLN_ISA_VERSION_MAJOR << 16) | RBLN_ISA_VERSION_MINOR)
@@ -285,8 +286,13 @@ struct rbln_isa_add {
 #define RBLN_ISA_MAX_HEAD_DIM		256
 /** RBLN_ISA_MAX_TOPK: largest k of RBLN_OP_TOPK. */
 #define RBLN_ISA_MAX_TOPK		1024
-/** RBLN_ISA_PACK_COLS: output columns per panel of RBLN_LAYOUT_PACKED16. */
+/** RBLN_ISA_PACK_COLS: output columns per panel of the packed layouts. */
 #define RBLN_ISA_PACK_COLS		16
+/**
+ * RBLN_ISA_PANEL_GAP: bytes after each panel of RBLN_LAYOUT_PACKED16_SPACED
+ * (2 KiB and one cache line), which the device never reads.
+ */
+#define RBLN_ISA_PANEL_GAP		2112
 
 /**
  * enum rbln_isa_dtype - element types of weights, tables and caches
@@ -375,11 +381,16 @@ struct rbln_isa_rmsnorm {
  * @RBLN_LAYOUT_PACKED16: panels of RBLN_ISA_PACK_COLS output columns,
  *	laid out so the device reads each panel once, front to back (see
  *	&struct rbln_isa_matmul)
+ * @RBLN_LAYOUT_PACKED16_SPACED: (ISA 1.4) the panels of
+ *	RBLN_LAYOUT_PACKED16, each followed by RBLN_ISA_PANEL_GAP unused
+ *	bytes, so that panels read side by side do not all start at the same
+ *	offset modulo a large power of two
  * @RBLN_LAYOUT_COUNT: number of layouts
  */
 enum rbln_isa_layout {
 	RBLN_LAYOUT_ROWMAJOR = 0,
 	RBLN_LAYOUT_PACKED16 = 1,
+	RBLN_LAYOUT_PACKED16_SPACED = 2,
 	RBLN_LAYOUT_COUNT,
 };
 
@@ -416,12 +427,17 @@ enum rbln_isa_layout {
  * index kk * 16 + s(j), where s(j) = j for float32 and float16 and, for
  * bfloat16, s(j) = 2j for j < 8 and 2(j - 8) + 1 for j >= 8: each 32-bit
  * word holds columns j and j + 8, which the device widens with one shift
- * and one mask. Size: P * k * 16 elements.
+ * and one mask. Size: P * k * 16 elements. RBLN_LAYOUT_PACKED16_SPACED:
+ * the same panels, panel p starting at byte p * (k * 16 * e +
+ * RBLN_ISA_PANEL_GAP) for elements of e bytes, the gap after every panel
+ * (the last one's too) unread. Size: P * (k * 16 * e + RBLN_ISA_PANEL_GAP)
+ * bytes.
  *
- * RBLN_DTYPE_I8 (int8 weights, s(j) = j): the weights in either layout are
- * followed directly, at byte offset n * k (row-major) or P * k * 16
- * (packed), by P * 16 float32 scales, one per output column (those past
- * @n are ignored; the offset needs no alignment). Column c's weight is the
+ * RBLN_DTYPE_I8 (int8 weights, s(j) = j): the weights in any layout are
+ * followed directly, at byte offset n * k (row-major), P * k * 16
+ * (packed) or P * (k * 16 + RBLN_ISA_PANEL_GAP) (spaced), by P * 16
+ * float32 scales, one per output column (those past @n are ignored; the
+ * offset needs no alignment). Column c's weight is the
  * float32 product f32(w[c, kk]) * scale[c], rounded once, and the product
  * uses it as it would a float32 weight. Size: the weights' bytes plus
  * P * 64.

@@ -197,7 +197,11 @@ int rbln_model_exec_add(u8 *dst, const u8 *a, const u8 *b, u64 n,
  * @n: output columns
  * @k: reduction length
  * @dtype: type of @w
- * @layout: RBLN_LAYOUT_ROWMAJOR or RBLN_LAYOUT_PACKED16
+ * @layout: RBLN_LAYOUT_ROWMAJOR, RBLN_LAYOUT_PACKED16 or
+ *	RBLN_LAYOUT_PACKED16_SPACED
+ * @packed: @layout is one of the two packed ones
+ * @pstride: packed layouts: bytes from one panel to the next (the
+ *	panel's, plus RBLN_ISA_PANEL_GAP when spaced)
  * @accumulate: start from @c's old values rather than from zero
  * @a_bf16: the command allows activations rounded to bf16
  *	(RBLN_MATMUL_A_BF16)
@@ -216,6 +220,8 @@ struct rbln_model_mm {
 	u32 k;
 	u32 dtype;
 	u32 layout;
+	bool packed;
+	u64 pstride;
 	bool accumulate;
 	bool a_bf16;
 	const u8 *scales;

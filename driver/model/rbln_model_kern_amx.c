@@ -236,12 +236,11 @@ struct rbln_amx_call {
 static void rbln_amx_pack_panel(const struct rbln_model_mm *mm, u32 p,
 				u32 k0, u32 kc, u32 *t)
 {
-	u64 pstride = (u64)mm->k * RBLN_ISA_PACK_COLS * 2;
 	u32 kb;
 
 	for (kb = 0; kb < kc; kb += RBLN_AMX_KB) {
-		if (mm->layout == RBLN_LAYOUT_PACKED16)
-			rbln_amx_pack_b(mm->w + p * pstride +
+		if (mm->packed)
+			rbln_amx_pack_b(mm->w + p * mm->pstride +
 					(u64)(k0 + kb) * RBLN_ISA_PACK_COLS * 2,
 					kc - kb, mm->prefetch, t + kb * 8);
 		else
@@ -258,11 +257,11 @@ static void rbln_amx_pack_panel(const struct rbln_model_mm *mm, u32 p,
 static void rbln_amx_prefetch_panel(const struct rbln_model_mm *mm, u32 p,
 				    u32 k0, u32 kc)
 {
-	u64 pstride = (u64)mm->k * RBLN_ISA_PACK_COLS * 2;
-	const u8 *w = mm->w + p * pstride + (u64)k0 * RBLN_ISA_PACK_COLS * 2;
+	const u8 *w = mm->w + p * mm->pstride +
+		      (u64)k0 * RBLN_ISA_PACK_COLS * 2;
 	u64 off, bytes = (u64)kc * RBLN_ISA_PACK_COLS * 2;
 
-	if (mm->layout != RBLN_LAYOUT_PACKED16)
+	if (!mm->packed)
 		return;
 	for (off = 0; off < bytes; off += 64)
 		__builtin_prefetch(w + off, 0, 2);

@@ -146,7 +146,7 @@ static void rbln_amxd_panels(struct rbln_amxd_call *st,
 			     u32 p, u32 np, u32 k0, u32 k1, u32 pf, bool zero)
 {
 	struct rbln_amx_out o[RBLN_AMXD_NP];
-	u64 ps = (u64)mm->k * RBLN_ISA_PACK_COLS * 2;
+	u64 ps = mm->pstride;
 	const u8 *w = mm->w + p * ps + (u64)k0 * RBLN_ISA_PACK_COLS * 2;
 	u32 kc = k1 - k0, nb = (kc + RBLN_AMX_KB - 1) / RBLN_AMX_KB, i, j;
 	const u16 *a;
@@ -196,8 +196,7 @@ void rbln_model_mm_amx_decode(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 	u32 nr, k, kn, p, np, pf = rbln_model_prefetch_bytes(RBLN_AMXD_NP);
 	u64 m;
 
-	if (mm->dtype != RBLN_DTYPE_BF16 ||
-	    mm->layout != RBLN_LAYOUT_PACKED16) {
+	if (mm->dtype != RBLN_DTYPE_BF16 || !mm->packed) {
 		rbln_model_mm_avx512(mm, m0, m1, p0, p1, k0, k1);
 		return;
 	}

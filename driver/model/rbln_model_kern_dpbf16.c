@@ -374,7 +374,7 @@ void rbln_model_mm_dpbf16(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 			  u32 p0, u32 p1, u32 k0, u32 k1)
 {
 	u32 ap[RBLN_DP_MR * RBLN_DP_PAIRS] RBLN_DP_ALIGNED;
-	u64 pstride = (u64)mm->k * RBLN_DP_ROW;
+	u64 pstride = mm->pstride;
 	const float *a = (const float *)mm->a;
 	float *c = (float *)mm->c;
 	u32 mr, kc, np, cols, k, p;

@@ -649,7 +649,7 @@ RBLN_K(mm_packed)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0,
 		  u32 p1, u32 k0, u32 k1)
 {
 	u32 es = rbln_model_dtype_size(mm->dtype);
-	u64 pstride = (u64)mm->k * RBLN_ISA_PACK_COLS * es;
+	u64 pstride = mm->pstride;
 	const u8 *w = mm->w + (u64)k0 * RBLN_ISA_PACK_COLS * es;
 	const float *a = (const float *)mm->a;
 	float *c = (float *)mm->c;
@@ -804,7 +804,7 @@ static RBLN_K_ATTR void
 RBLN_K(mm)(const struct rbln_model_mm *mm, u64 m0, u64 m1, u32 p0, u32 p1,
 	   u32 k0, u32 k1)
 {
-	if (mm->layout == RBLN_LAYOUT_PACKED16)
+	if (mm->packed)
 		RBLN_K(mm_packed)(mm, m0, m1, p0, p1, k0, k1);
 	else
 		RBLN_K(mm_rowmajor)(mm, m0, m1, p0, p1, k0, k1);

@@ -257,8 +257,9 @@ static u32 rbln_model_check_rmsnorm(const struct rbln_isa_rmsnorm *c,
  * @c: the command, its fields checked
  * @size: the size its @w must have
  *
+ * A packed layout has whole panels, the spaced one a gap after each;
  * int8 weights are followed by one float32 scale per column of whole
- * panels (rbln_isa.h), in either layout.
+ * panels (rbln_isa.h), in every layout.
  *
  * Return: true when the size fits 64 bits.
  */
@@ -270,10 +271,15 @@ static bool rbln_model_matmul_wsize(const struct rbln_isa_matmul *c,
 	u64 cols = c->n;
 	u64 x;
 
-	if (c->layout == RBLN_LAYOUT_PACKED16)
+	if (c->layout != RBLN_LAYOUT_ROWMAJOR)
 		cols = panel_cols;
 	if (!rbln_model_mul(cols, c->k, &x) ||
 	    !rbln_model_mul(x, rbln_model_dtype_size(c->dtype), size))
+		return false;
+	/* The spaced layout: a gap after every panel. */
+	if (c->layout == RBLN_LAYOUT_PACKED16_SPACED &&
+	    __builtin_add_overflow(*size, panel_cols / RBLN_ISA_PACK_COLS *
+				   RBLN_ISA_PANEL_GAP, size))
 		return false;
 	if (c->dtype == RBLN_DTYPE_I8)
 		return !__builtin_add_overflow(*size, panel_cols * 4, size);

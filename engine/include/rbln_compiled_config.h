@@ -50,6 +50,20 @@ enum rbln_matmul_precision {
 	RBLN_MATMUL_BF16,
 };
 
+/*
+ * How the matrices of weights.bin are laid out (--weight-layout,
+ * rbln_config.json "weight_layout"): "spaced", MATMUL's
+ * RBLN_LAYOUT_PACKED16_SPACED (a gap of RBLN_ISA_PANEL_GAP bytes after
+ * every 16-column panel, which lets the panels the engines stream side by
+ * side spread over the memory's banks; needs an ISA 1.4 device), or
+ * "packed16", RBLN_LAYOUT_PACKED16 (no gaps; what directories compiled
+ * before the key existed have).
+ */
+enum rbln_weight_layout {
+	RBLN_WEIGHTS_SPACED,
+	RBLN_WEIGHTS_PACKED16,
+};
+
 enum rbln_attn_impl {
 	RBLN_ATTN_EAGER,	/* one KV partition of max_seq_len; block = max_seq_len */
 	RBLN_ATTN_FLASH,	/* partitions of kvcache_partition_len; block = partition */
@@ -72,6 +86,7 @@ struct rbln_compiled_config {
 	enum rbln_dtype kv_cache_dtype;
 	enum rbln_quantize quantize;
 	enum rbln_matmul_precision matmul_precision;
+	enum rbln_weight_layout weight_layout;
 	bool dummy_weights;
 	uint64_t compile_id;			/* ties the files of one compile together */
 	struct rbln_llama_config model;		/* config.json as compiled */
@@ -106,5 +121,9 @@ int rbln_quantize_parse(const char *s, enum rbln_quantize *q);
 const char *rbln_matmul_precision_name(enum rbln_matmul_precision p);
 /* Parses that spelling; -EINVAL for anything else. */
 int rbln_matmul_precision_parse(const char *s, enum rbln_matmul_precision *p);
+/* "spaced" or "packed16", as rbln_config.json and --weight-layout spell them. */
+const char *rbln_weight_layout_name(enum rbln_weight_layout l);
+/* Parses that spelling; -EINVAL for anything else. */
+int rbln_weight_layout_parse(const char *s, enum rbln_weight_layout *l);
 
 #endif

@@ -22,7 +22,7 @@
  * Bumped whenever the compiler's output for the same checkpoint and
  * options changes, so that cached builds of older compilers are not used.
  */
-#define RBLN_COMPILER_VERSION "rbln-compile 1"
+#define RBLN_COMPILER_VERSION "rbln-compile 2"
 
 int rbln_checkpoint_fingerprint(const char *hf_dir, char out[RBLN_FINGERPRINT_LEN + 1],
 				struct rbln_error *err);

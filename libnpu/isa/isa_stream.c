@@ -68,6 +68,8 @@ static uint16_t cmd_minor(const uint8_t *cmd, const struct rbln_isa_cmd *hdr)
 		    hdr->flags & ~(RBLN_MATMUL_ACCUMULATE | RBLN_MATMUL_A_BF16))
 			return current;
 		memcpy(&mm, cmd, sizeof(mm));
+		if (mm.layout == RBLN_LAYOUT_PACKED16_SPACED)
+			return 4;
 		if (hdr->flags & RBLN_MATMUL_A_BF16)
 			return 3;
 		if (mm.dtype == RBLN_DTYPE_I8)

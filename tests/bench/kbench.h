@@ -65,12 +65,13 @@ struct kb_result {
 };
 
 /*
- * MATMUL of @m rows times [n, k] packed weights of @dtype on @dev; with
- * @a_bf16 the command allows bf16 activations (RBLN_MATMUL_A_BF16).
+ * MATMUL of @m rows times [n, k] weights of @dtype in 16-column panels of
+ * @layout (packed or spaced) on @dev; with @a_bf16 the command allows bf16
+ * activations (RBLN_MATMUL_A_BF16).
  */
 void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
-	       enum npu_dtype dtype, int a_bf16, double bw, double peak,
-	       struct kb_result *out);
+	       enum npu_dtype dtype, enum npu_layout layout, int a_bf16,
+	       double bw, double peak, struct kb_result *out);
 /* Decode ATTENTION: @batch sequences of @ctx tokens (bfloat16 cache in @layout). */
 void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
 		  uint32_t q_heads, uint32_t kv_heads, uint32_t head_dim,

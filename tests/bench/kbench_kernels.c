@@ -160,10 +160,12 @@ static void fill_weights(void *p, uint64_t bytes, enum npu_dtype dtype,
 }
 
 void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
-	       enum npu_dtype dtype, int a_bf16, double bw, double peak,
-	       struct kb_result *out)
+	       enum npu_dtype dtype, enum npu_layout layout, int a_bf16,
+	       double bw, double peak, struct kb_result *out)
 {
-	uint64_t wbytes = npu_packed_weights_size(dtype, n, k);
+	/* What the product reads: the panels (and int8's scales), no gaps. */
+	uint64_t rbytes = npu_packed_weights_size(dtype, n, k);
+	uint64_t wbytes = npu_weights_size(dtype, layout, n, k);
 	uint64_t stride = page_align(wbytes);
 	/* A few rows stream their weights: make them come from memory. */
 	unsigned int copies = m <= 16 ? stream_copies(wbytes) : 1, i;
@@ -186,15 +188,16 @@ void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 		npu_stream_matmul(s, &(struct npu_matmul){
 			.dst = { c, 0 }, .a = { a, 0 }, .w = { w, i * stride },
 			.m = m, .k = k, .n = n, .dtype = dtype,
-			.layout = NPU_LAYOUT_PACKED16, .a_bf16 = a_bf16 });
+			.layout = layout, .a_bf16 = a_bf16 });
 	t = time_stream(s, q, KB_KERNEL_REPS) / copies;
 	snprintf(out->name, sizeof(out->name),
-		 "MATMUL M=%u K=%u N=%u %s packed%s", m, k, n,
+		 "MATMUL M=%u K=%u N=%u %s %s%s", m, k, n,
 		 dtype == NPU_DTYPE_I8 ? "int8" : "bf16",
+		 layout == NPU_LAYOUT_PACKED16_SPACED ? "spaced" : "packed",
 		 a_bf16 ? ", bf16 activations" : "");
 	/* int8: the bytes read are the int8 weights and their scales. */
 	if (m == 1) {
-		out->value = (double)wbytes / t / 1e9;
+		out->value = (double)rbytes / t / 1e9;
 		out->unit = "GB/s";
 		out->limit = bw / 1e9;
 	} else {

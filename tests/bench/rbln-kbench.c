@@ -184,6 +184,8 @@ static void print_limits(unsigned int threads, const struct limits *l)
 
 #define KB_MAX_ROWS	8
 #define KB_MAX_SHAPES	8
+/* The weight layout rbln-compile writes by default. */
+#define SPACED		NPU_LAYOUT_PACKED16_SPACED
 
 /*
  * Calls @item on each comma-separated item of @arg (its text, not
@@ -266,6 +268,15 @@ static bool group_item(const char *s, size_t len, unsigned int i, void *ctx)
 	return false;
 }
 
+/* Whether @rows, @n of them, has @m. */
+static bool has_row(const uint32_t *rows, unsigned int n, uint32_t m)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (rows[i] == m)
+			return true;
+	return false;
+}
+
 /*
  * The -m list: comma-separated row counts of 1 to 4096, at most
  * KB_MAX_ROWS. Returns how many, 0 (after saying why) when it is not one.
@@ -319,7 +330,7 @@ int main(int argc, char **argv)
 	unsigned int engines = 2, ndev = 8, threads = 2;
 	static struct limits l;
 	struct npu_device_info info;
-	struct kb_result r[(2 * KB_MAX_ROWS + 1) * KB_MAX_SHAPES + 5] = { 0 };
+	struct kb_result r[(2 * KB_MAX_ROWS + 2) * KB_MAX_SHAPES + 5] = { 0 };
 	uint32_t rows[KB_MAX_ROWS] = { 1, 8, 512 };
 	unsigned int nrows = 3;
 	const char *variant = getenv("RBLN_CPU_VARIANT");
@@ -375,10 +386,20 @@ int main(int argc, char **argv)
 		for (unsigned int m = 0; m < nrows; m++)
 			for (unsigned int s = 0; s < nshapes; s++) {
 				kb_matmul(dev[0], rows[m], shapes[s][0],
-					  shapes[s][1], NPU_DTYPE_BF16, 0,
+					  shapes[s][1], NPU_DTYPE_BF16, SPACED, 0,
 					  l.bw[lim], l.fma[lim], &r[nr]);
 				sample_bandwidth(&l, lim, &r[nr++]);
 			}
+		/*
+		 * Decode's products in the panels without gaps (rbln-compile
+		 * --weight-layout packed16), beside the spaced ones above.
+		 */
+		for (unsigned int s = 0; s < nshapes && has_row(rows, nrows, 1); s++) {
+			kb_matmul(dev[0], 1, shapes[s][0], shapes[s][1],
+				  NPU_DTYPE_BF16, NPU_LAYOUT_PACKED16, 0,
+				  l.bw[lim], l.fma[lim], &r[nr]);
+			sample_bandwidth(&l, lim, &r[nr++]);
+		}
 		/*
 		 * With RBLN_MATMUL_A_BF16 (rbln-compile --matmul-precision
 		 * bf16): a decode batch on the AMX tiles, a prompt's rows on
@@ -388,14 +409,14 @@ int main(int argc, char **argv)
 		for (unsigned int m = 0; m < nrows; m++)
 			for (unsigned int s = 0; s < nshapes; s++) {
 				kb_matmul(dev[0], rows[m], shapes[s][0],
-					  shapes[s][1], NPU_DTYPE_BF16, 1,
+					  shapes[s][1], NPU_DTYPE_BF16, SPACED, 1,
 					  l.bw[lim], l.fma[lim], &r[nr]);
 				sample_bandwidth(&l, lim, &r[nr++]);
 			}
 		/* Weight-only int8 (w8a16) decode: half the bytes of bf16. */
 		for (unsigned int s = 0; s < nshapes; s++) {
 			kb_matmul(dev[0], 1, shapes[s][0], shapes[s][1],
-				  NPU_DTYPE_I8, 0, l.bw[lim], l.fma[lim],
+				  NPU_DTYPE_I8, SPACED, 0, l.bw[lim], l.fma[lim],
 				  &r[nr]);
 			sample_bandwidth(&l, lim, &r[nr++]);
 		}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The compute commands of ISA 1.1 to 1.3 through libnpu's builders:
- * MATMUL in both layouts (weights packed with npu_pack_weights()),
- * bfloat16 and int8 with its scales, bfloat16 activations (1.3), against
+ * The compute commands of ISA 1.1 to 1.4 through libnpu's builders:
+ * MATMUL in every layout (weights packed with npu_pack_weights() and, in
+ * 1.4's spaced panels, npu_pack_weights_layout()), bfloat16 and int8 with
+ * its scales, bfloat16 activations (1.3), against
  * float64; the ISA minor version each stream claims; one transformer
  * layer's worth of commands chained in a single stream (EMBED, RMSNORM,
  * MATMUL, ROPE, KV_WRITE and ATTENTION on a head-major cache, SWIGLU,
@@ -75,6 +76,8 @@ static void check_matmul(const float *c, const float *a, const float *w,
 		}
 }
 
+static unsigned int stream_minor(npu_stream *s);
+
 static void test_matmul(void **state)
 {
 	struct fixture *fx = *state;
@@ -107,6 +110,14 @@ static void test_matmul(void **state)
 	memcpy(pwf, w, sizeof(w));
 	memcpy(pc2, c0, sizeof(c0));
 	assert_ok(npu_pack_weights(pwp, wb, NPU_DTYPE_BF16, n, k));
+	/* Two panels and a gap after each: the sizes the device checks. */
+	assert_int_equal(npu_weights_size(NPU_DTYPE_BF16,
+					  NPU_LAYOUT_PACKED16_SPACED, n, k),
+			 2 * (k * 16 * 2 + RBLN_ISA_PANEL_GAP));
+	assert_int_equal(npu_weights_size(NPU_DTYPE_BF16, NPU_LAYOUT_PACKED16,
+					  n, k),
+			 npu_packed_weights_size(NPU_DTYPE_BF16, n, k));
+	assert_int_equal(npu_weights_size(NPU_DTYPE_BF16, 7, n, k), 0);
 
 	struct npu_matmul mm = {
 		.dst = { bc, 0 }, .a = { ba, 0 }, .w = { bwp, 0 }, .m = m,
@@ -133,6 +144,21 @@ static void test_matmul(void **state)
 		.layout = NPU_LAYOUT_ROWMAJOR,
 	};
 	npu_stream_matmul(s, &mm);
+	conf_run(s, fx->queue[fx->count - 1]);
+	assert_memory_equal(pc, pc2, sizeof(c0));
+
+	/* So do the spaced panels, whatever the gaps hold. */
+	npu_buffer_free(bwp);
+	bwp = alloc_map(dev, npu_weights_size(NPU_DTYPE_BF16,
+					      NPU_LAYOUT_PACKED16_SPACED,
+					      n, k), &pwp);
+	assert_ok(npu_pack_weights_layout(pwp, wb, NPU_DTYPE_BF16,
+					  NPU_LAYOUT_PACKED16_SPACED, n, k));
+	memset((uint8_t *)pwp + k * 16 * 2, 0x7f, RBLN_ISA_PANEL_GAP);
+	mm.w.buf = bwp;
+	mm.layout = NPU_LAYOUT_PACKED16_SPACED;
+	npu_stream_matmul(s, &mm);
+	assert_int_equal(stream_minor(s), 4);
 	conf_run(s, fx->queue[fx->count - 1]);
 	assert_memory_equal(pc, pc2, sizeof(c0));
 	npu_buffer_free(ba);
@@ -346,7 +372,8 @@ static void test_matmul_a_bf16(void **state)
  * minor is valid on later devices with the same meaning), so that what it
  * does not use does not keep it from an older device: 1.0 for data
  * movement, 1.1 for the compute opcodes, 1.2 for int8 weights and the
- * head-major KV cache, 1.3 for bfloat16 activations; a raw command the
+ * head-major KV cache, 1.3 for bfloat16 activations, 1.4 for spaced
+ * panels; a raw command the
  * encoder does not know (opcode or flag) claims the current version.
  */
 static void test_stream_minor(void **state)
@@ -801,6 +828,15 @@ static void test_errors(void **state)
 		.layout = (enum npu_kv_layout)7 });
 	assert_npu(npu_stream_submit(s, fx->queue[0], NULL, 0, &f), -EINVAL);
 	assert_detail_contains("layout 7");
+	npu_stream_reset(s);
+
+	/* So is a weight layout that does not exist. */
+	npu_stream_matmul(s, &(struct npu_matmul){
+		.dst = { buf, 0 }, .a = { buf, 1024 }, .w = { buf, 2048 },
+		.m = 1, .k = 8, .n = 8, .dtype = NPU_DTYPE_F32,
+		.layout = (enum npu_layout)3 });
+	assert_npu(npu_stream_submit(s, fx->queue[0], NULL, 0, &f), -EINVAL);
+	assert_detail_contains("layout 3 is not an npu_layout");
 	npu_stream_reset(s);
 
 	/* Weights past the buffer: the device's validation, named. */

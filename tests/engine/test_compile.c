@@ -252,8 +252,10 @@ static void edit_file(const char *path, const char *from, const char *to)
  */
 static void test_quantize_recorded(void **state)
 {
-	struct rbln_compile_options o = { .quantize = RBLN_QUANT_W8A16 };
-	struct rbln_compile_options plain = { 0 };
+	/* Without the spaced layout's gaps, a large share of tiny matrices. */
+	struct rbln_compile_options o = { .quantize = RBLN_QUANT_W8A16,
+					  .weight_layout = RBLN_WEIGHTS_PACKED16 };
+	struct rbln_compile_options plain = { .weight_layout = RBLN_WEIGHTS_PACKED16 };
 	char *dir = compiled_llama2(&o), *path = test_join(dir, "rbln_config.json");
 	char *pdir = compiled_llama2(&plain), *w = test_join(dir, "rank_0/weights.bin");
 	char *pw = test_join(pdir, "rank_0/weights.bin");
@@ -299,7 +301,7 @@ static void test_quantize_recorded(void **state)
 
 /* MATMUL commands of a program file, and how many carry each flag. */
 struct matmul_count {
-	unsigned int matmuls, a_bf16, int8;
+	unsigned int matmuls, a_bf16, int8, spaced;
 	unsigned int minor;	/* the stream header's ISA minor version */
 };
 
@@ -326,6 +328,7 @@ static void count_matmuls(const char *path, struct matmul_count *c)
 			c->matmuls++;
 			c->a_bf16 += !!(hdr.flags & RBLN_MATMUL_A_BF16);
 			c->int8 += mm.dtype == RBLN_DTYPE_I8;
+			c->spaced += mm.layout == RBLN_LAYOUT_PACKED16_SPACED;
 		}
 		at += hdr.size;
 	}
@@ -335,8 +338,9 @@ static void count_matmuls(const char *path, struct matmul_count *c)
 /*
  * Every MATMUL of every program of every rank carries RBLN_MATMUL_A_BF16
  * exactly when the model was compiled with --matmul-precision bf16, and
- * those programs claim ISA 1.3 (float32 ones 1.2, so an ISA 1.2 device
- * runs them). Returns the MATMULs seen.
+ * has spaced panels exactly when it was compiled with them; the programs
+ * claim ISA 1.4 with spaced panels, else 1.3 with bf16 activations (else
+ * 1.2, so an ISA 1.2 device runs them). Returns the MATMULs seen.
  */
 static unsigned int check_programs(const char *dir, bool bf16, bool int8)
 {
@@ -366,7 +370,10 @@ static unsigned int check_programs(const char *dir, bool bf16, bool int8)
 				fail_msg("%s: %u of %u MATMULs have RBLN_MATMUL_A_BF16", name,
 					 c.a_bf16, c.matmuls);
 			assert_int_equal(c.int8, int8 ? c.matmuls : 0);
-			assert_int_equal(c.minor, bf16 ? 3 : 2);
+			assert_int_equal(c.spaced, cc.weight_layout == RBLN_WEIGHTS_SPACED ?
+					 c.matmuls : 0);
+			assert_int_equal(c.minor, cc.weight_layout == RBLN_WEIGHTS_SPACED ? 4 :
+					 bf16 ? 3 : 2);
 			total += c.matmuls;
 			free(path);
 		}
@@ -382,11 +389,15 @@ static unsigned int check_programs(const char *dir, bool bf16, bool int8)
  */
 static void test_matmul_precision(void **state)
 {
+	/* Without the spaced panels, which need 1.4 whatever the precision. */
 	struct rbln_compile_options o = { .tensor_parallel_size = 2,
-					  .matmul_precision = RBLN_MATMUL_BF16 };
+					  .matmul_precision = RBLN_MATMUL_BF16,
+					  .weight_layout = RBLN_WEIGHTS_PACKED16 };
 	struct rbln_compile_options q = { .quantize = RBLN_QUANT_W8A16,
-					  .matmul_precision = RBLN_MATMUL_BF16 };
-	struct rbln_compile_options plain = { .tensor_parallel_size = 2 };
+					  .matmul_precision = RBLN_MATMUL_BF16,
+					  .weight_layout = RBLN_WEIGHTS_PACKED16 };
+	struct rbln_compile_options plain = { .tensor_parallel_size = 2,
+					      .weight_layout = RBLN_WEIGHTS_PACKED16 };
 	char *dir = compiled_llama2(&o), *path = test_join(dir, "rbln_config.json");
 	char *qdir = compiled_llama2(&q), *pdir = compiled_llama2(&plain);
 	char *ppath = test_join(pdir, "rbln_config.json");
@@ -472,6 +483,119 @@ static void test_matmul_precision(void **state)
 static void truncate_file(const char *path, off_t len)
 {
 	assert_int_equal(truncate(path, len), 0);
+}
+
+/*
+ * --weight-layout: spaced (the default) is recorded in rbln_config.json,
+ * on every MATMUL of the programs (ISA 1.4), and costs a gap of
+ * RBLN_ISA_PANEL_GAP bytes per panel in weights.bin; packed16 has none.
+ * Both give the same logits, bit for bit. A directory without the key
+ * (compiled before it existed) is packed16 and runs; an unknown value is
+ * refused naming the key; a device of ISA 1.3 is told which flag to
+ * compile with.
+ */
+static void test_weight_layout(void **state)
+{
+	struct rbln_compile_options sp = { .quantize = RBLN_QUANT_W8A16 };
+	struct rbln_compile_options pk = { .quantize = RBLN_QUANT_W8A16,
+					   .weight_layout = RBLN_WEIGHTS_PACKED16 };
+	char *sdir = compiled_llama2(&sp), *pdir = compiled_llama2(&pk);
+	char *spath = test_join(sdir, "rbln_config.json");
+	char *ppath = test_join(pdir, "rbln_config.json");
+	char *sw = test_join(sdir, "rank_0/weights.bin"), *pw = test_join(pdir, "rank_0/weights.bin");
+	const int32_t prompt[] = { 1, 1543, 292, 920 };
+	struct rbln_compiled_config cc;
+	struct rbln_error err = { 0 };
+	struct stat ss, ps;
+	float *logits[2];
+	int32_t out[2][8];
+	size_t len, vocab = 0;
+	char *text;
+
+	(void)state;
+	assert_int_equal(rbln_compiled_config_load(sdir, &cc, &err), 0);
+	assert_int_equal(cc.weight_layout, RBLN_WEIGHTS_SPACED);
+	assert_int_equal(rbln_compiled_isa_minor(&cc), 4);
+	text = test_read_file(spath, &len);
+	assert_non_null(strstr(text, "\"weight_layout\": \"spaced\""));
+	free(text);
+	check_programs(sdir, false, true);
+	assert_int_equal(rbln_compiled_config_load(pdir, &cc, &err), 0);
+	assert_int_equal(cc.weight_layout, RBLN_WEIGHTS_PACKED16);
+	assert_int_equal(rbln_compiled_isa_minor(&cc), 2);
+	check_programs(pdir, false, true);
+	/* The gaps: 7 matrices a layer and the lm_head, a gap per panel. */
+	assert_int_equal(stat(sw, &ss), 0);
+	assert_int_equal(stat(pw, &ps), 0);
+	assert_true(ss.st_size > ps.st_size);
+
+	/* The same logits and greedy tokens from both (prefill and decode). */
+	for (int i = 0; i < 2; i++) {
+		struct rbln_runtime *e = eh_open(i ? pdir : sdir);
+		struct rbln_sampling_params p;
+		struct rbln_seq *seq;
+		const int32_t *ids;
+		const float *row;
+
+		eh_greedy(&p, 8);
+		if (rbln_runtime_add(e, prompt, sizeof(prompt) / sizeof(prompt[0]), &p,
+				     RBLN_SEQ_KEEP_PROMPT_LOGITS, &seq, &err))
+			fail_msg("%s", err.msg);
+		eh_run_all(e);
+		row = rbln_seq_prompt_logits(seq, &vocab);
+		ids = rbln_seq_output(seq, &len);
+		assert_non_null(row);
+		assert_int_equal(len, 8);
+		logits[i] = malloc(vocab * sizeof(float));
+		assert_non_null(logits[i]);
+		memcpy(logits[i], row, vocab * sizeof(float));
+		memcpy(out[i], ids, sizeof(out[i]));
+		rbln_seq_release(seq);
+		rbln_runtime_close(e);
+	}
+	assert_memory_equal(logits[0], logits[1], vocab * sizeof(float));
+	assert_memory_equal(out[0], out[1], sizeof(out[0]));
+	free(logits[0]);
+	free(logits[1]);
+
+	/* An ISA 1.3 device: compile without the gaps. */
+	assert_int_equal(rbln_compiled_config_load(sdir, &cc, &err), 0);
+	assert_int_equal(rbln_runtime_check_isa(&cc, 0, "emul0", 1, 3, &err), -ENOTSUP);
+	test_assert_contains_all(err.msg, "runs ISA 1.3", "--weight-layout spaced",
+				 "--weight-layout packed16", NULL);
+	cc.matmul_precision = RBLN_MATMUL_BF16;
+	assert_int_equal(rbln_runtime_check_isa(&cc, 0, "emul0", 1, 2, &err), -ENOTSUP);
+	test_assert_contains_all(err.msg, "--matmul-precision float32", "--weight-layout packed16",
+				 "need ISA 1.4", NULL);
+
+	edit_file(spath, "\"spaced\"", "\"sparse\"");
+	assert_int_equal(rbln_compiled_config_load(sdir, &cc, &err), -EINVAL);
+	test_assert_contains_all(err.msg, "weight_layout", "\"sparse\"",
+				 "expected spaced or packed16", NULL);
+	/* Compiled before the key existed: packed16, and it runs. */
+	edit_file(ppath, "\"weight_layout\": \"packed16\",", "");
+	text = test_read_file(ppath, &len);
+	assert_null(strstr(text, "weight_layout"));
+	free(text);
+	assert_int_equal(rbln_compiled_config_load(pdir, &cc, &err), 0);
+	assert_int_equal(cc.weight_layout, RBLN_WEIGHTS_PACKED16);
+	rbln_runtime_close(eh_open(pdir));
+
+	/* Only the two values come through the options. */
+	sp.weight_layout = (enum rbln_weight_layout)5;
+	{
+		struct rbln_llama_config c = llama3_config();
+
+		REFUSED(&c, &sp, "--weight-layout");
+	}
+	test_rmtree(sdir);
+	test_rmtree(pdir);
+	free(sdir);
+	free(pdir);
+	free(spath);
+	free(ppath);
+	free(sw);
+	free(pw);
 }
 
 static void test_damaged_compiled_dir(void **state)
@@ -708,6 +832,7 @@ int main(void)
 		cmocka_unit_test(test_config_json_checked),
 		cmocka_unit_test(test_quantize_recorded),
 		cmocka_unit_test(test_matmul_precision),
+		cmocka_unit_test(test_weight_layout),
 		cmocka_unit_test(test_damaged_compiled_dir),
 		cmocka_unit_test(test_damaged_checkpoints),
 		cmocka_unit_test(test_dummy_weights),

@@ -80,6 +80,7 @@ struct variant {
 	uint32_t chunk;
 	enum rbln_quantize quantize;
 	enum rbln_matmul_precision precision;
+	enum rbln_weight_layout layout;
 };
 
 struct prompt {
@@ -103,12 +104,20 @@ struct fixture {
 	double worst_rel;	/* the same over that prompt's largest |logit| */
 };
 
-/* " w8a16", " bf16a", both or nothing: how the names tell the variants. */
+/*
+ * " w8a16", " bf16a", both or nothing, and " packed16" for weights without
+ * the spaced layout's gaps: how the names tell the variants.
+ */
 static const char *variant_tag(const struct variant *v)
 {
+	static const char *const tags[2][2][2] = {
+		{ { "", " packed16" }, { " bf16a", " bf16a packed16" } },
+		{ { " w8a16", " w8a16 packed16" },
+		  { " w8a16 bf16a", " w8a16 bf16a packed16" } },
+	};
 	bool w8 = v->quantize == RBLN_QUANT_W8A16, bf = v->precision == RBLN_MATMUL_BF16;
 
-	return w8 && bf ? " w8a16 bf16a" : w8 ? " w8a16" : bf ? " bf16a" : "";
+	return tags[w8][bf][v->layout == RBLN_WEIGHTS_PACKED16];
 }
 
 static void load_prompts(struct fixture *f)
@@ -166,6 +175,7 @@ static int setup(void **state)
 		.prefill_chunk_size = v->chunk,
 		.quantize = v->quantize,
 		.matmul_precision = v->precision,
+		.weight_layout = v->layout,
 	};
 
 	assert_non_null(f);
@@ -358,21 +368,24 @@ static void test_variant(void **state)
  * differently, and one variant uses eager attention.
  */
 static const struct variant variants[] = {
-	{ "tiny-llama3", 1, 512, 128, RBLN_QUANT_NONE, RBLN_MATMUL_F32 },
-	{ "tiny-llama3", 2, 256, 64, RBLN_QUANT_NONE, RBLN_MATMUL_F32 },
-	{ "tiny-llama3", 4, 512, 256, RBLN_QUANT_NONE, RBLN_MATMUL_F32 },
-	{ "tiny-llama3", 8, 512, 128, RBLN_QUANT_NONE, RBLN_MATMUL_F32 },
-	{ "tiny-llama2", 1, 256, 128, RBLN_QUANT_NONE, RBLN_MATMUL_F32 },
-	{ "tiny-llama2", 1, 0, 64, RBLN_QUANT_NONE, RBLN_MATMUL_F32 },
-	{ "tiny-llama2", 2, 128, 256, RBLN_QUANT_NONE, RBLN_MATMUL_F32 },
-	{ "tiny-llama3", 1, 512, 128, RBLN_QUANT_W8A16, RBLN_MATMUL_F32 },
-	{ "tiny-llama3", 2, 256, 64, RBLN_QUANT_W8A16, RBLN_MATMUL_F32 },
-	{ "tiny-llama2", 1, 256, 128, RBLN_QUANT_W8A16, RBLN_MATMUL_F32 },
-	{ "tiny-llama2", 1, 0, 64, RBLN_QUANT_W8A16, RBLN_MATMUL_F32 },
-	{ "tiny-llama3", 1, 512, 128, RBLN_QUANT_NONE, RBLN_MATMUL_BF16 },
-	{ "tiny-llama3", 2, 256, 64, RBLN_QUANT_NONE, RBLN_MATMUL_BF16 },
-	{ "tiny-llama2", 1, 256, 128, RBLN_QUANT_NONE, RBLN_MATMUL_BF16 },
-	{ "tiny-llama3", 1, 512, 128, RBLN_QUANT_W8A16, RBLN_MATMUL_BF16 },
+	{ "tiny-llama3", 1, 512, 128, RBLN_QUANT_NONE, RBLN_MATMUL_F32, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama3", 2, 256, 64, RBLN_QUANT_NONE, RBLN_MATMUL_F32, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama3", 4, 512, 256, RBLN_QUANT_NONE, RBLN_MATMUL_F32, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama3", 8, 512, 128, RBLN_QUANT_NONE, RBLN_MATMUL_F32, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama2", 1, 256, 128, RBLN_QUANT_NONE, RBLN_MATMUL_F32, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama2", 1, 0, 64, RBLN_QUANT_NONE, RBLN_MATMUL_F32, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama2", 2, 128, 256, RBLN_QUANT_NONE, RBLN_MATMUL_F32, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama3", 1, 512, 128, RBLN_QUANT_W8A16, RBLN_MATMUL_F32, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama3", 2, 256, 64, RBLN_QUANT_W8A16, RBLN_MATMUL_F32, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama2", 1, 256, 128, RBLN_QUANT_W8A16, RBLN_MATMUL_F32, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama2", 1, 0, 64, RBLN_QUANT_W8A16, RBLN_MATMUL_F32, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama3", 1, 512, 128, RBLN_QUANT_NONE, RBLN_MATMUL_BF16, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama3", 2, 256, 64, RBLN_QUANT_NONE, RBLN_MATMUL_BF16, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama2", 1, 256, 128, RBLN_QUANT_NONE, RBLN_MATMUL_BF16, RBLN_WEIGHTS_SPACED },
+	{ "tiny-llama3", 1, 512, 128, RBLN_QUANT_W8A16, RBLN_MATMUL_BF16, RBLN_WEIGHTS_SPACED },
+	/* The panels without gaps (ISA 1.3 devices), float and int8. */
+	{ "tiny-llama3", 2, 256, 64, RBLN_QUANT_NONE, RBLN_MATMUL_F32, RBLN_WEIGHTS_PACKED16 },
+	{ "tiny-llama2", 1, 256, 128, RBLN_QUANT_W8A16, RBLN_MATMUL_F32, RBLN_WEIGHTS_PACKED16 },
 };
 
 #define N_VARIANTS (sizeof(variants) / sizeof(variants[0]))

@@ -242,6 +242,26 @@ static void compute_seeds(struct seed *s, const char *dir)
 	}
 	finish(s, dir, "matmul");
 
+	/* MATMUL, spaced panels (ISA 1.4): bfloat16, then int8 with its scales. */
+	sz[0] = 1024; ac[0] = RW;
+	sz[1] = 8192; ac[1] = RBLN_MODEL_READ;
+	begin(s, 0, 2, sz, ac);
+	{
+		struct rbln_isa_matmul c = {
+			.hdr = { .opcode = RBLN_OP_MATMUL, .size = sizeof(c) },
+			.dst = OPND(0, 0, 3 * 20 * 4), .a = OPND(1, 0, 60),
+			.w = OPND(1, 64, 2 * (5 * 16 * 2 + RBLN_ISA_PANEL_GAP)),
+			.dtype = RBLN_DTYPE_BF16,
+			.layout = RBLN_LAYOUT_PACKED16_SPACED, .k = 5, .n = 20,
+		};
+
+		cmd(s, c);
+		c.w = OPND(1, 64, 2 * (5 * 16 + RBLN_ISA_PANEL_GAP) + 32 * 4);
+		c.dtype = RBLN_DTYPE_I8;
+		cmd(s, c);
+	}
+	finish(s, dir, "matmul-spaced");
+
 	/* MATMUL over 4 engines: 2 row blocks x 2 panel groups. */
 	sz[0] = 3200; ac[0] = RW | SCALE64;	/* 200 x 256 floats */
 	sz[1] = 800; ac[1] = RBLN_MODEL_READ | SCALE64;

@@ -323,8 +323,11 @@ static void test_matmul(void **state)
 	static const struct field_case cases[] = {
 		FLD(struct rbln_isa_matmul, dtype, RBLN_DTYPE_COUNT,
 		    RBLN_ISA_ERR_ENUM, NONE),
-		FLD(struct rbln_isa_matmul, layout, 2, RBLN_ISA_ERR_ENUM,
-		    NONE),
+		FLD(struct rbln_isa_matmul, layout, RBLN_LAYOUT_COUNT,
+		    RBLN_ISA_ERR_ENUM, NONE),
+		/* Spaced: a gap after each panel, 2 * (224 + 2112) bytes. */
+		FLD(struct rbln_isa_matmul, layout,
+		    RBLN_LAYOUT_PACKED16_SPACED, RBLN_ISA_ERR_SHAPE, 2),
 		FLD(struct rbln_isa_matmul, k, 0, RBLN_ISA_ERR_SHAPE, NONE),
 		FLD(struct rbln_isa_matmul, n, 0, RBLN_ISA_ERR_SHAPE, NONE),
 		FLD(struct rbln_isa_matmul, n, BIG + 1, RBLN_ISA_ERR_SHAPE,
@@ -367,6 +370,14 @@ static void test_matmul(void **state)
 	cmd.layout = RBLN_LAYOUT_ROWMAJOR;
 	cmd.w.size = 20 * 7 * 2;
 	expect(&cmd, sizeof(cmd), RBLN_ISA_OK, NONE, "row-major");
+	/* Spaced sizes: the last panel's gap counts too. */
+	cmd = base;
+	cmd.layout = RBLN_LAYOUT_PACKED16_SPACED;
+	cmd.w.size = 2 * (7 * 16 * 2 + RBLN_ISA_PANEL_GAP);
+	expect(&cmd, sizeof(cmd), RBLN_ISA_OK, NONE, "spaced");
+	cmd.w.size -= RBLN_ISA_PANEL_GAP;
+	expect(&cmd, sizeof(cmd), RBLN_ISA_ERR_SHAPE, 2,
+	       "spaced without the last gap");
 	/* A product past 64 bits never wraps into a matching size. */
 	cmd = base;
 	cmd.k = 1;
@@ -424,6 +435,13 @@ static void test_matmul_i8(void **state)
 	cmd.w.size = 20 * 7;
 	expect(&cmd, sizeof(cmd), RBLN_ISA_ERR_SHAPE, 2,
 	       "int8 row-major without scales");
+	/* Spaced: the scales follow the last panel's gap. */
+	cmd.layout = RBLN_LAYOUT_PACKED16_SPACED;
+	cmd.w.size = 2 * (7 * 16 + RBLN_ISA_PANEL_GAP) + 32 * 4;
+	expect(&cmd, sizeof(cmd), RBLN_ISA_OK, NONE, "int8 spaced");
+	cmd.w.size = 2 * 7 * 16 + 32 * 4;
+	expect(&cmd, sizeof(cmd), RBLN_ISA_ERR_SHAPE, 2,
+	       "int8 spaced without the gaps");
 	/* Large shapes: the scales are counted on top of 2^40 weights. */
 	cmd = base;
 	cmd.k = BIG;
@@ -867,7 +885,7 @@ static void test_stream_mutations(void **state)
 	sb_free(&sb);
 }
 
-/* ISA 1.0, 1.1 and 1.2 streams stay valid in 1.3, with the same meaning. */
+/* ISA 1.0 to 1.3 streams stay valid in 1.4, with the same meaning. */
 static void test_older_streams(void **state)
 {
 	struct rbln_isa_stream_header *hdr;
@@ -889,10 +907,12 @@ static void test_older_streams(void **state)
 	hdr->version_minor = 3;
 	assert_int_equal(validate_copy(sb.buf, sb.len, bos, NBOS, &diag, 0), 0);
 	hdr->version_minor = 4;
+	assert_int_equal(validate_copy(sb.buf, sb.len, bos, NBOS, &diag, 0), 0);
+	hdr->version_minor = 5;
 	expect_reject(&sb, bos, NBOS, RBLN_ISA_ERR_VERSION, HDR_ERR, NONE,
 		      NONE);
 	sb_free(&sb);
-	assert_int_equal(RBLN_ISA_VERSION, 0x10003);
+	assert_int_equal(RBLN_ISA_VERSION, 0x10004);
 }
 
 int main(void)

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * test_mm.c - MATMUL against a float64 reference, for every weight type,
- * both layouts and both CPU variants, on fresh random data, with edge
+ * every layout and CPU variant, on fresh random data, with edge
  * shapes (M = 1, K and N not multiples of the vector width, N odd, M
  * across row blocks). Outputs are poisoned (NaN) before each run and the
  * bytes after them checked untouched. Then the promises of bit-identity:
- * the packed and row-major layouts, a batch and its rows one by one, any
+ * the packed, spaced and row-major layouts, a batch and its rows one by one, any
  * number of engines, accumulate from zero and plain.
  *
  * Tolerance: each output is one float32 chain of K multiply-adds over
@@ -58,14 +58,25 @@ static void *xmalloc(size_t n)
 	return p;
 }
 
+/* Bytes from one panel to the next in @mc's packed layout. */
+static uint64_t mm_panel_stride(const struct mm_case *mc)
+{
+	uint64_t bytes = (uint64_t)16 * mc->k * test_dtype_size(mc->dtype);
+
+	if (mc->layout == RBLN_LAYOUT_PACKED16_SPACED)
+		bytes += RBLN_ISA_PANEL_GAP;
+	return bytes;
+}
+
 /*
  * int8 weights in the command's layout, then the scales of whole panels
- * (rbln_isa.h); padding columns and their scales hold garbage.
+ * (rbln_isa.h); padding columns, the spaced layout's gaps and the
+ * padding columns' scales hold garbage.
  */
 static void mm_pack_i8(struct mm_case *mc)
 {
 	uint32_t panels = (mc->n + 15) / 16;
-	uint64_t wbytes = (uint64_t)panels * 16 * mc->k, idx;
+	uint64_t wbytes = panels * mm_panel_stride(mc), idx;
 	uint32_t n, k;
 
 	if (mc->layout == RBLN_LAYOUT_ROWMAJOR)
@@ -76,8 +87,8 @@ static void mm_pack_i8(struct mm_case *mc)
 	for (n = 0; n < mc->n; n++) {
 		for (k = 0; k < mc->k; k++) {
 			idx = (uint64_t)n * mc->k + k;
-			if (mc->layout == RBLN_LAYOUT_PACKED16)
-				idx = (uint64_t)(n / 16) * 16 * mc->k +
+			if (mc->layout != RBLN_LAYOUT_ROWMAJOR)
+				idx = (n / 16) * mm_panel_stride(mc) +
 				      (uint64_t)k * 16 + n % 16;
 			mc->wbuf[idx] = (uint8_t)mc->q[(size_t)n * mc->k + k];
 		}
@@ -106,10 +117,10 @@ static void mm_pack(struct mm_case *mc)
 		test_store(mc->wbuf, mc->dtype, mc->w, (size_t)mc->n * mc->k);
 		return;
 	}
-	wbytes = (uint64_t)panels * 16 * mc->k * es;
+	wbytes = panels * mm_panel_stride(mc);
 	mc->wsize = wbytes;
 	mc->wbuf = xmalloc(mc->wsize);
-	/* Padding columns hold garbage: the device must ignore them. */
+	/* Padding columns and gaps hold garbage: the device must ignore them. */
 	rng_bytes(mc->wbuf, mc->wsize);
 	for (n = 0; n < mc->n; n++) {
 		j = n % 16;
@@ -117,10 +128,10 @@ static void mm_pack(struct mm_case *mc)
 		if (mc->dtype == RBLN_DTYPE_BF16)
 			slot = j < 8 ? 2 * j : 2 * (j - 8) + 1;
 		for (k = 0; k < mc->k; k++) {
-			idx = (uint64_t)(n / 16) * 16 * mc->k + (uint64_t)k * 16 +
-			      slot;
+			idx = (uint64_t)k * 16 + slot;
 			v = mc->w[(size_t)n * mc->k + k];
-			test_store(mc->wbuf + idx * es, mc->dtype, &v, 1);
+			test_store(mc->wbuf + (n / 16) * mm_panel_stride(mc) +
+				   idx * es, mc->dtype, &v, 1);
 		}
 	}
 }
@@ -316,10 +327,14 @@ static void test_mm_accumulate(void **state)
 	}
 }
 
-/* The packed layout and the checkpoint's row-major give the same bits. */
+/*
+ * The packed layouts and the checkpoint's row-major give the same bits,
+ * for a few rows (the GEMV and decode kernels) and many (the tiles).
+ */
 static void test_mm_layouts_identical(void **state)
 {
-	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, dt;
+	static const uint32_t rows[] = { 1, 9, 200 };
+	uint32_t v[RBLN_MODEL_CPU_COUNT], nv = test_variants(v), i, dt, r, lay;
 	struct mm_case rm, pk;
 	struct fake_env f;
 	float *x, *y;
@@ -329,17 +344,24 @@ static void test_mm_layouts_identical(void **state)
 	for (i = 0; i < nv; i++) {
 		test_set_variant(v[i]);
 		for (dt = 0; dt < RBLN_DTYPE_COUNT; dt++) {
-			mm_init(&rm, 9, 333, 41, dt, RBLN_LAYOUT_ROWMAJOR, 0);
-			pk = rm;
-			pk.layout = RBLN_LAYOUT_PACKED16;
-			mm_pack(&pk);
-			x = mm_run(&rm, &f.env);
-			y = mm_run(&pk, &f.env);
-			assert_memory_equal(x, y, (size_t)rm.m * rm.n * 4);
-			free(x);
-			free(y);
-			free(pk.wbuf);
-			mm_free(&rm);
+			for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+				mm_init(&rm, rows[r], 333, 41, dt,
+					RBLN_LAYOUT_ROWMAJOR, 0);
+				x = mm_run(&rm, &f.env);
+				for (lay = RBLN_LAYOUT_PACKED16;
+				     lay < RBLN_LAYOUT_COUNT; lay++) {
+					pk = rm;
+					pk.layout = lay;
+					mm_pack(&pk);
+					y = mm_run(&pk, &f.env);
+					assert_memory_equal(x, y, (size_t)rm.m *
+							    rm.n * 4);
+					free(y);
+					free(pk.wbuf);
+				}
+				free(x);
+				mm_free(&rm);
+			}
 		}
 	}
 }
@@ -681,8 +703,7 @@ static float round_bf16(float x)
  */
 static bool mm_rounds(const struct mm_case *mc, uint32_t v)
 {
-	if (mc->dtype != RBLN_DTYPE_BF16 ||
-	    mc->layout != RBLN_LAYOUT_PACKED16)
+	if (mc->dtype != RBLN_DTYPE_BF16 || mc->layout == RBLN_LAYOUT_ROWMAJOR)
 		return false;
 	if ((v == RBLN_MODEL_CPU_AMX || v == RBLN_MODEL_CPU_AVX512_AMX) &&
 	    mc->m >= RBLN_MODEL_AMX_DECODE_MIN_ROWS && mc->m <= 16)

@@ -10,7 +10,7 @@
  * split over the engines) and semaphore commands, runs it on both
  * backends and compares every byte of every buffer.
  *
- * Compute rounds run one decoder layer and a head with the ISA 1.2 compute
+ * Compute rounds run one decoder layer and a head with the ISA 1.4 compute
  * commands (EMBED, RMSNORM, MATMUL in every dtype (int8 weights with
  * their scales too) and layout, ROPE with
  * and without llama3 scaling, SWIGLU, KV_WRITE, ATTENTION, ARGMAX, TOPK) on
@@ -304,11 +304,7 @@ struct layer {
 /* Bytes of the weights of an n x k MATMUL (int8: with their scales). */
 static uint64_t wsize(const struct layer *l, uint32_t n, uint32_t k)
 {
-	uint64_t scales = l->mdt == NPU_DTYPE_I8 ? (n + 15) / 16 * 16 * 4 : 0;
-
-	return l->layout == NPU_LAYOUT_PACKED16 ?
-	       npu_packed_weights_size(l->mdt, n, k) :
-	       (uint64_t)n * k * esize(l->mdt) + scales;
+	return npu_weights_size(l->mdt, l->layout, n, k);
 }
 
 /*
@@ -511,12 +507,19 @@ static void compute_round(struct home *k, struct home *e, unsigned int r,
 			  int bad_id)
 {
 	static const char *const dtn[] = { "f32", "f16", "bf16", "int8" };
-	/* Rounds 0-5: every float type in both layouts; 6-7: int8. */
+	/*
+	 * Rounds 0-5: every float type in two of the three layouts; 6-8:
+	 * int8 packed, spaced and (the bad id's round) row-major.
+	 */
+	static const enum npu_layout i8_layout[] = {
+		NPU_LAYOUT_PACKED16, NPU_LAYOUT_PACKED16_SPACED,
+		NPU_LAYOUT_ROWMAJOR,
+	};
 	struct layer l = {
 		.dt = (enum npu_dtype)(r % 3),
 		.mdt = r < 6 ? (enum npu_dtype)(r % 3) : NPU_DTYPE_I8,
-		.layout = (r < 6 ? r / 3 : r) % 2 ? NPU_LAYOUT_PACKED16 :
-						   NPU_LAYOUT_ROWMAJOR,
+		.layout = r < 6 ? (enum npu_layout)((r + r / 3) % 3) :
+				  i8_layout[(r - 6) % 3],
 		.llama3 = (int)(r % 2),
 		/* The engine's head-major cache, and once that of ISA 1.1. */
 		.kv = r == 3 ? NPU_KV_TOKEN_MAJOR : NPU_KV_HEAD_MAJOR,

@@ -146,15 +146,15 @@ static bool t_matmul(struct arena *a, enum npu_layout layout)
 	struct npu_matmul op = { .m = M, .k = K, .n = N, .dtype = NPU_DTYPE_BF16, .layout = layout };
 	float *dst = take(a, M * N * 4, &op.dst), *x = take(a, M * K * 4, &op.a);
 	uint16_t w[N * K];
-	void *wdev = take(a, npu_packed_weights_size(NPU_DTYPE_BF16, N, K) + N * K * 2, &op.w);
+	void *wdev = take(a, npu_weights_size(NPU_DTYPE_BF16, layout, N, K), &op.w);
 	double want[M * N];
 
 	rand_f32(a, x, M * K);
 	rand_bf16(a, w, N * K);
-	if (layout == NPU_LAYOUT_PACKED16)
-		npu_pack_weights(wdev, w, NPU_DTYPE_BF16, N, K);
-	else
+	if (layout == NPU_LAYOUT_ROWMAJOR)
 		memcpy(wdev, w, sizeof(w));
+	else
+		npu_pack_weights_layout(wdev, w, NPU_DTYPE_BF16, layout, N, K);
 	for (int m = 0; m < M; m++)
 		for (int n = 0; n < N; n++) {
 			double s = 0;
@@ -164,8 +164,9 @@ static bool t_matmul(struct arena *a, enum npu_layout layout)
 			want[m * N + n] = s;
 		}
 	npu_stream_matmul(a->s, &op);
-	return run(a) && close_to(a, layout == NPU_LAYOUT_PACKED16 ? "MATMUL packed16"
-				  : "MATMUL row-major", dst, want, M * N);
+	return run(a) && close_to(a, layout == NPU_LAYOUT_PACKED16 ? "MATMUL packed16" :
+				  layout == NPU_LAYOUT_PACKED16_SPACED ? "MATMUL spaced" :
+				  "MATMUL row-major", dst, want, M * N);
 }
 
 static bool t_rmsnorm(struct arena *a)
@@ -363,7 +364,8 @@ void diag_compute(struct diag *d, unsigned int i)
 {
 	struct arena a = { .q = d->queue[i], .rng = 12345u + d->hw[i] };
 	unsigned int rounds = d->level->compute_rounds, r;
-	bool pass = true;
+	struct npu_device_info info;
+	bool pass = true, spaced;
 
 	a.buf = diag_alloc(d->dev[i], ARENA, 0, (void **)&a.map, a.why, sizeof(a.why));
 	if (!a.buf) {
@@ -376,10 +378,13 @@ void diag_compute(struct diag *d, unsigned int i)
 		npu_buffer_free(a.buf);
 		return;
 	}
+	/* The spaced panels are ISA 1.4's: an older driver has no such layout. */
+	spaced = !npu_device_query(d->dev[i], &info) && info.isa_minor >= 4;
 	for (r = 0; r < rounds && pass; r++) {
 		a.used = 0;
 		pass = t_sync(&a) && t_add(&a) && t_embed(&a) && t_rmsnorm(&a) &&
 		       t_matmul(&a, NPU_LAYOUT_ROWMAJOR) && t_matmul(&a, NPU_LAYOUT_PACKED16) &&
+		       (!spaced || t_matmul(&a, NPU_LAYOUT_PACKED16_SPACED)) &&
 		       t_rope(&a) && t_swiglu(&a) && t_kv_attention(&a) && t_topk(&a);
 	}
 	if (pass)

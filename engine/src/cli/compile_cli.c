@@ -27,6 +27,9 @@ const char rbln_compile_cli_usage[] =
 	"  --matmul-precision P       float32, or bf16: matrix products may round\n"
 	"                             their activations to bfloat16 (faster on bf16\n"
 	"                             units; needs ISA 1.3 devices) (default float32)\n"
+	"  --weight-layout L          spaced: a gap after each 16-column panel of\n"
+	"                             weights (streams faster; needs ISA 1.4\n"
+	"                             devices), or packed16: none (default spaced)\n"
 	"  --dummy-weights            random weights from config.json alone\n"
 	"  --dummy-seed N             their seed (default 0)\n";
 
@@ -103,6 +106,11 @@ int rbln_compile_cli_apply(int id, const char *arg, struct rbln_compile_options 
 		if (rbln_matmul_precision_parse(arg, &opt->matmul_precision))
 			return rbln_error_set(err, -EINVAL, "--matmul-precision: '%s' is not float32 "
 					      "or bf16", arg);
+		return 0;
+	case CLI_WEIGHT_LAYOUT:
+		if (rbln_weight_layout_parse(arg, &opt->weight_layout))
+			return rbln_error_set(err, -EINVAL, "--weight-layout: '%s' is not spaced "
+					      "or packed16", arg);
 		return 0;
 	case CLI_DUMMY:
 		opt->dummy_weights = true;

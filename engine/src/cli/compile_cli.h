@@ -26,6 +26,7 @@ enum {
 	CLI_DUMMY_SEED,
 	CLI_QUANTIZE,
 	CLI_MATMUL_PRECISION,
+	CLI_WEIGHT_LAYOUT,
 	CLI_COMPILE_LAST,
 };
 
@@ -43,7 +44,8 @@ enum {
 	{ "dummy-weights", no_argument, NULL, CLI_DUMMY }, \
 	{ "dummy-seed", required_argument, NULL, CLI_DUMMY_SEED }, \
 	{ "quantize", required_argument, NULL, CLI_QUANTIZE }, \
-	{ "matmul-precision", required_argument, NULL, CLI_MATMUL_PRECISION }
+	{ "matmul-precision", required_argument, NULL, CLI_MATMUL_PRECISION }, \
+	{ "weight-layout", required_argument, NULL, CLI_WEIGHT_LAYOUT }
 
 extern const char rbln_compile_cli_usage[];
 

@@ -291,6 +291,10 @@ int rbln_compile_resolve(const struct rbln_llama_config *model,
 		return rbln_error_set(err, -EINVAL, "--matmul-precision: %d is not float32 or bf16",
 				      (int)opt->matmul_precision);
 	cc->matmul_precision = opt->matmul_precision;
+	if (opt->weight_layout != RBLN_WEIGHTS_SPACED && opt->weight_layout != RBLN_WEIGHTS_PACKED16)
+		return rbln_error_set(err, -EINVAL, "--weight-layout: %d is not spaced or packed16",
+				      (int)opt->weight_layout);
+	cc->weight_layout = opt->weight_layout;
 	cc->dummy_weights = opt->dummy_weights;
 	return check_weight_size(model, cc->dtype, err);
 }

@@ -81,15 +81,15 @@ static struct rbln_isa_operand op(uint32_t slot, uint64_t offset, uint64_t size)
 }
 
 /*
- * MATMUL with the weights in the packed 16-column layout, as the compiler
- * stores them: of the weights' type, or int8 with their scales (w8a16).
- * With --matmul-precision bf16 every one may round its activations to
- * bfloat16 (RBLN_MATMUL_A_BF16).
+ * MATMUL with the weights in 16-column panels, as the compiler stores
+ * them (spaced or packed, --weight-layout): of the weights' type, or int8
+ * with their scales (w8a16). With --matmul-precision bf16 every one may
+ * round its activations to bfloat16 (RBLN_MATMUL_A_BF16).
  */
 static void packed_matmul(struct build *b, struct rbln_isa_operand dst, struct rbln_isa_operand a,
 			  struct rbln_isa_operand w, uint32_t k, uint32_t n, bool accumulate)
 {
-	isa_encode_matmul(&b->es, dst, a, w, b->mdt, RBLN_LAYOUT_PACKED16, k, n,
+	isa_encode_matmul(&b->es, dst, a, w, b->mdt, (enum rbln_isa_layout)b->s->mlayout, k, n,
 			  (accumulate ? RBLN_MATMUL_ACCUMULATE : 0) | b->mflags);
 }
 

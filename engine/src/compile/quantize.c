@@ -33,10 +33,14 @@ void rbln_quantize_rows_w8(const float *w, int64_t n, int64_t k, int8_t *q, floa
 	}
 }
 
-int rbln_pack16_w8(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, unsigned char *dst)
+int rbln_pack16_w8(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k,
+		   enum npu_layout layout, unsigned char *dst)
 {
 	const size_t panel = (size_t)RBLN_ISA_PACK_COLS * (size_t)k;
 	const int64_t panels = (n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;
+	/* Bytes from one panel to the next: the spaced layout's gap, or none. */
+	const size_t stride = npu_weights_size(NPU_DTYPE_I8, layout, RBLN_ISA_PACK_COLS,
+					       (uint32_t)k) - RBLN_ISA_PACK_COLS * sizeof(float);
 	float *rows = malloc(panel * sizeof(float));
 	float scales[RBLN_ISA_PACK_COLS];
 	/* One panel as the row-major operand (cols * k int8, then 16 scales), then packed. */
@@ -56,8 +60,8 @@ int rbln_pack16_w8(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, un
 		rc = npu_pack_weights(packed, rm, NPU_DTYPE_I8, (uint32_t)cols, (uint32_t)k);
 		if (rc)
 			break;
-		memcpy(dst + (size_t)(p0 / RBLN_ISA_PACK_COLS) * panel, packed, panel);
-		memcpy(dst + (size_t)panels * panel + (size_t)(p0 / RBLN_ISA_PACK_COLS) * sizeof(scales),
+		memcpy(dst + (size_t)(p0 / RBLN_ISA_PACK_COLS) * stride, packed, panel);
+		memcpy(dst + (size_t)panels * stride + (size_t)(p0 / RBLN_ISA_PACK_COLS) * sizeof(scales),
 		       packed + panel, sizeof(scales));
 	}
 	free(rows);

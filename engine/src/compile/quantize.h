@@ -20,9 +20,11 @@ void rbln_quantize_rows_w8(const float *w, int64_t n, int64_t k, int8_t *q, floa
 
 /*
  * rbln_pack16() for w8a16: the matrix [n, k] that row_fn gives (read as
- * float32), quantised and packed as a MATMUL's RBLN_DTYPE_I8 operand at
- * dst: the int8 panels, then the float32 scales of whole panels.
+ * float32), quantised and packed as a MATMUL's RBLN_DTYPE_I8 operand in
+ * @layout (packed or spaced panels) at dst: the int8 panels, then the
+ * float32 scales of whole panels.
  */
-int rbln_pack16_w8(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, unsigned char *dst);
+int rbln_pack16_w8(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k,
+		   enum npu_layout layout, unsigned char *dst);
 
 #endif

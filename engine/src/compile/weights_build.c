@@ -51,19 +51,21 @@ static void view_row(const void *ctx, int64_t r, enum rbln_dtype dt, void *out)
 }
 
 int rbln_pack16(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, enum rbln_dtype dt,
-	   unsigned char *dst)
+		enum npu_layout layout, unsigned char *dst)
 {
 	size_t es = rbln_dtype_size(dt), panel = (size_t)(RBLN_ISA_PACK_COLS * k) * es;
-	unsigned char *rows = malloc(panel);
 	enum npu_dtype ndt = dt == RBLN_TENSOR_BF16 ? NPU_DTYPE_BF16 :
 			     dt == RBLN_TENSOR_F16 ? NPU_DTYPE_F16 : NPU_DTYPE_F32;
+	/* One panel with what follows it (the spaced layout's gap). */
+	size_t stride = npu_weights_size(ndt, layout, RBLN_ISA_PACK_COLS, (uint32_t)k);
+	unsigned char *rows = malloc(panel);
 	int64_t p0, r, cols;
 	int rc = 0;
 
 	if (!rows)
 		return -ENOMEM;
 	/*
-	 * Panel by panel: panels are contiguous in the packed layout, so
+	 * Panel by panel: panels are contiguous in the packed layouts, so
 	 * packing 16 rows at a time needs memory for 16 rows, not the matrix.
 	 * The device's layout is libnpu's to define: it packs, we gather.
 	 */
@@ -71,8 +73,8 @@ int rbln_pack16(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, enum 
 		cols = n - p0 < RBLN_ISA_PACK_COLS ? n - p0 : RBLN_ISA_PACK_COLS;
 		for (r = 0; r < cols; r++)
 			row_fn(ctx, p0 + r, dt, rows + (size_t)(r * k) * es);
-		rc = npu_pack_weights(dst + (size_t)(p0 / RBLN_ISA_PACK_COLS) * panel, rows, ndt,
-				      (uint32_t)cols, (uint32_t)k);
+		rc = npu_pack_weights_layout(dst + (size_t)(p0 / RBLN_ISA_PACK_COLS) * stride, rows,
+					     ndt, layout, (uint32_t)cols, (uint32_t)k);
 	}
 	free(rows);
 	return rc;
@@ -98,8 +100,9 @@ static int get(struct wbuild *b, struct weight_tensor *t, const char *fmt, int l
 static int put_packed(struct wbuild *b, struct matrix_view *m, int64_t n, uint64_t off)
 {
 	int rc = b->s->quant == RBLN_QUANT_W8A16 ?
-		 rbln_pack16_w8(view_row, m, n, m->k, b->map + off) :
-		 rbln_pack16(view_row, m, n, m->k, b->s->wdtype, b->map + off);
+		 rbln_pack16_w8(view_row, m, n, m->k, (enum npu_layout)b->s->mlayout, b->map + off) :
+		 rbln_pack16(view_row, m, n, m->k, b->s->wdtype, (enum npu_layout)b->s->mlayout,
+			     b->map + off);
 
 	if (rc)
 		return rbln_error_set(b->err, rc, "out of memory");

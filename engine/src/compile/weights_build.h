@@ -5,6 +5,7 @@
 
 #include "compile/progress.h"
 #include "compile/weight_source.h"
+#include "libnpu.h"
 #include "program/layout.h"
 
 /* The bytes rbln_weights_build() writes for a rank (for the progress total). */
@@ -16,10 +17,11 @@ int rbln_weights_build(const struct rbln_compiled_config *cc, const struct rbln_
 
 /*
  * Packs the matrix [n, k] whose row r row_fn gives into the device's
- * packed 16-column layout of dtype dt (npu_pack_weights()).
+ * 16-column panels of dtype dt in @layout, NPU_LAYOUT_PACKED16 or
+ * NPU_LAYOUT_PACKED16_SPACED (npu_pack_weights_layout()).
  */
 typedef void (*pack_row_fn)(const void *ctx, int64_t r, enum rbln_dtype dt, void *out);
 int rbln_pack16(pack_row_fn row_fn, const void *ctx, int64_t n, int64_t k, enum rbln_dtype dt,
-	   unsigned char *dst);
+		enum npu_layout layout, unsigned char *dst);
 
 #endif

@@ -30,6 +30,10 @@ const char *const rbln_matmul_precision_names[] = {
 	[RBLN_MATMUL_F32] = "float32", [RBLN_MATMUL_BF16] = "bf16", NULL,
 };
 
+const char *const rbln_weight_layout_names[] = {
+	[RBLN_WEIGHTS_SPACED] = "spaced", [RBLN_WEIGHTS_PACKED16] = "packed16", NULL,
+};
+
 /*
  * E_name() and E_parse() of enum E, whose spellings are the table E_names
  * (rbln_compiled_config.h declares them): rbln_name_of() and
@@ -52,6 +56,7 @@ const char *const rbln_matmul_precision_names[] = {
 
 ENUM_SPELLINGS(rbln_quantize)		/* rbln_quantize_name(), rbln_quantize_parse() */
 ENUM_SPELLINGS(rbln_matmul_precision)	/* rbln_matmul_precision_name(), _parse() */
+ENUM_SPELLINGS(rbln_weight_layout)	/* rbln_weight_layout_name(), _parse() */
 
 static const char *dtype_json(enum rbln_dtype dt)
 {
@@ -130,6 +135,8 @@ int rbln_compiled_config_write(const char *dir, const struct rbln_compiled_confi
 	rc |= add(o, "quantize", json_object_new_string(rbln_quantize_name(cc->quantize)));
 	rc |= add(o, "matmul_precision",
 		  json_object_new_string(rbln_matmul_precision_name(cc->matmul_precision)));
+	rc |= add(o, "weight_layout",
+		  json_object_new_string(rbln_weight_layout_name(cc->weight_layout)));
 	rc |= add(o, "dummy_weights", json_object_new_boolean(cc->dummy_weights));
 	rc |= add(o, "compile_id", json_object_new_string(id));
 	if (rc) {
@@ -273,6 +280,14 @@ static int read_kinds(const struct rbln_json_scope *s, json_object *o,
 	if (rc < 0)
 		return rc;
 	cc->matmul_precision = (enum rbln_matmul_precision)rc;
+	/* Absent: compiled before the spaced panels, whose matrices have none. */
+	cc->weight_layout = RBLN_WEIGHTS_PACKED16;
+	if (rbln_json_get_string(s, o, "weight_layout", false, &str, NULL) > 0) {
+		rc = get_name(s, o, "weight_layout", rbln_weight_layout_names);
+		if (rc < 0)
+			return rc;
+		cc->weight_layout = (enum rbln_weight_layout)rc;
+	}
 	rc = rbln_json_get_string(s, o, "attn_impl", true, &str, NULL);
 	if (rc < 0)
 		return rc;

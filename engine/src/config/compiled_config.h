@@ -15,11 +15,13 @@ int rbln_compiled_dtype_parse(const char *s, enum rbln_dtype *dt);
 const char *rbln_compiled_dtype_name(enum rbln_dtype dt);
 
 /*
- * The spellings of enum rbln_quantize and enum rbln_matmul_precision, by
- * value, NULL-terminated (util/text.h's rbln_name_*()): what
- * rbln_config.json, --quantize and --matmul-precision take.
+ * The spellings of enum rbln_quantize, enum rbln_matmul_precision and
+ * enum rbln_weight_layout, by value, NULL-terminated (util/text.h's
+ * rbln_name_*()): what rbln_config.json, --quantize, --matmul-precision
+ * and --weight-layout take.
  */
 extern const char *const rbln_quantize_names[];
 extern const char *const rbln_matmul_precision_names[];
+extern const char *const rbln_weight_layout_names[];
 
 #endif

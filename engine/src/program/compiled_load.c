@@ -31,6 +31,7 @@ static void as_options(const struct rbln_compiled_config *rec, struct rbln_compi
 		.kv_cache_dtype = rec->kv_cache_dtype,
 		.quantize = rec->quantize,
 		.matmul_precision = rec->matmul_precision,
+		.weight_layout = rec->weight_layout,
 		.dummy_weights = rec->dummy_weights,
 	};
 	for (i = 0; i < rec->n_decoder_batch_sizes; i++)

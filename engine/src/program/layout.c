@@ -53,23 +53,22 @@ int rbln_layout_shape(const struct rbln_compiled_config *cc, uint32_t rank, stru
 	s->wdtype = cc->dtype;
 	s->kvdtype = cc->kv_cache_dtype;
 	s->quant = cc->quantize;
+	s->mlayout = cc->weight_layout == RBLN_WEIGHTS_SPACED ? RBLN_LAYOUT_PACKED16_SPACED :
+		     RBLN_LAYOUT_PACKED16;
 	return 0;
 }
 
-uint64_t rbln_layout_packed_size(uint32_t n, uint32_t k, enum rbln_dtype dt)
-{
-	uint64_t panels = (n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;
-
-	return panels * RBLN_ISA_PACK_COLS * k * rbln_dtype_size(dt);
-}
-
+/* As rbln_isa.h defines MATMUL's operand (and libnpu's npu_weights_size()). */
 uint64_t rbln_layout_matrix_size(const struct rbln_layout_shape *s, uint32_t n, uint32_t k)
 {
 	uint64_t panels = (n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;
+	bool w8 = s->quant == RBLN_QUANT_W8A16;
+	uint64_t panel = (uint64_t)RBLN_ISA_PACK_COLS * k * (w8 ? 1 : rbln_dtype_size(s->wdtype));
 
-	if (s->quant == RBLN_QUANT_W8A16)
-		return panels * RBLN_ISA_PACK_COLS * ((uint64_t)k + 4);
-	return rbln_layout_packed_size(n, k, s->wdtype);
+	if (s->mlayout == RBLN_LAYOUT_PACKED16_SPACED)
+		panel += RBLN_ISA_PANEL_GAP;
+	/* int8: one float32 scale per column of whole panels after them. */
+	return panels * (panel + (w8 ? RBLN_ISA_PACK_COLS * 4 : 0));
 }
 
 /* Reserves `size` bytes at the next page of *at and returns their offset. */

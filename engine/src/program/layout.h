@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "rbln_compile.h"
+#include "rbln_isa.h"
 
 /* Program slots: the buffer-list index each buffer has in every submission. */
 enum layout_slot {
@@ -45,6 +46,7 @@ struct rbln_layout_shape {
 	uint32_t vocab_first;		/* global id of its first row */
 	enum rbln_dtype wdtype;		/* weights (embedding, norms, unquantised matrices) */
 	enum rbln_quantize quant;	/* w8a16: every matrix int8 with its scales */
+	enum rbln_isa_layout mlayout;	/* the matrices' MATMUL layout (packed or spaced) */
 	enum rbln_dtype kvdtype;	/* KV cache */
 };
 
@@ -128,11 +130,10 @@ void rbln_layout_comm(const struct rbln_layout_shape *s, uint32_t tokens, struct
 
 /* KV partitions ATTENTION splits a block-table row into. */
 uint32_t rbln_layout_partitions(const struct rbln_compiled_config *cc);
-/* Bytes of a packed weight matrix [n, k] of a float type. */
-uint64_t rbln_layout_packed_size(uint32_t n, uint32_t k, enum rbln_dtype dt);
 /*
- * Bytes of a MATMUL's packed weights [n, k] on this rank: of wdtype, or
- * under w8a16 int8 followed by the scales of whole panels (rbln_isa.h).
+ * Bytes of a MATMUL's weights [n, k] on this rank, in the compile's
+ * layout (packed or spaced panels): of wdtype, or under w8a16 int8
+ * followed by the scales of whole panels (rbln_isa.h).
  */
 uint64_t rbln_layout_matrix_size(const struct rbln_layout_shape *s, uint32_t n, uint32_t k);
 

@@ -82,23 +82,33 @@ int rbln_runtime_check_isa(const struct rbln_compiled_config *cc, uint32_t rank,
 			   struct rbln_error *err)
 {
 	unsigned int need = rbln_compiled_isa_minor(cc);
+	bool bf16 = cc->matmul_precision == RBLN_MATMUL_BF16 && minor < 3;
+	bool spaced = cc->weight_layout == RBLN_WEIGHTS_SPACED && minor < 4;
 
 	if (major == 1 && minor >= need)
 		return 0;
 	/*
 	 * 1.1: the compute opcodes; 1.2: the head-major KV cache the programs
-	 * use; 1.3: MATMUL's bfloat16 activations (--matmul-precision bf16).
+	 * use; 1.3: MATMUL's bfloat16 activations (--matmul-precision bf16);
+	 * 1.4: spaced weight panels (--weight-layout spaced). What a 1.2
+	 * device lacks of the last two, a recompile can leave out.
 	 */
-	if (need <= 2 || major != 1 || minor < 2)
+	if (major != 1 || minor < 2 || (!bf16 && !spaced))
 		return rbln_error_set(err, -ENOTSUP, "rank %u: device %s runs ISA %u.%u; the "
 				      "compiled programs need 1.%u (compute opcodes, head-major KV "
-				      "cache%s)", rank, device, major, minor, need,
-				      need > 2 ? ", bfloat16 activations" : "");
+				      "cache%s%s)", rank, device, major, minor, need,
+				      cc->matmul_precision == RBLN_MATMUL_BF16 ?
+				      ", bfloat16 activations" : "",
+				      cc->weight_layout == RBLN_WEIGHTS_SPACED ?
+				      ", spaced weight panels" : "");
 	return rbln_error_set(err, -ENOTSUP, "rank %u: device %s runs ISA %u.%u; the model was "
-			      "compiled with --matmul-precision bf16 (rbln_config.json "
-			      "\"matmul_precision\": \"bf16\"), whose matrix products need ISA "
-			      "1.3 (RBLN_MATMUL_A_BF16): compile it with --matmul-precision float32 "
-			      "for this device", rank, device, major, minor);
+			      "compiled with %s%s%s, whose matrix products need ISA 1.%u: compile "
+			      "it with %s%s%s for this device", rank, device, major, minor,
+			      bf16 ? "--matmul-precision bf16" : "", bf16 && spaced ? " and " : "",
+			      spaced ? "--weight-layout spaced" : "", need,
+			      bf16 ? "--matmul-precision float32" : "",
+			      bf16 && spaced ? " and " : "",
+			      spaced ? "--weight-layout packed16" : "");
 }
 
 static int open_rank(struct rbln_runtime *e, uint32_t r, struct rbln_error *err)
