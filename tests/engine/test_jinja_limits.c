@@ -235,6 +235,28 @@ static void test_int_pow(void **state)
 	expect_error("(-2) ** 64", "{{ (-2) ** 64 }}", "integer overflow in '**'", NULL);
 }
 
+/*
+ * Repetition: an empty string or list times 2^63 - 1 is empty at once (it
+ * once looped that many times: a fuzzer's timeout), and a count whose
+ * product with the length does not fit 64 bits is still too large.
+ */
+static void test_repeat_limits(void **state)
+{
+	struct rbln_error err = { 0 };
+	char *out;
+
+	(void)state;
+	assert_int_equal(render("[{{ '' * 9223372036854775807 }}] {{ ([] * 9223372036854775807)|length }} "
+				"{{ 'ab' * 3 }} {{ ([1, 2] * 2)|length }} [{{ 'x' * -5 }}]",
+				&out, &err), 0);
+	assert_string_equal(out, "[] 0 ababab 4 []");
+	free(out);
+	expect_error("string times 2^62", "{{ 'abcd' * 4611686018427387904 }}",
+		     "string repetition too large", NULL);
+	expect_error("list times 2^61", "{{ ([1, 2, 3, 4, 5, 6, 7, 8] * 2305843009213693952)|length }}",
+		     "list repetition too large", NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -246,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_failed_render_frees_scratch),
 		cmocka_unit_test(test_range_step_overflow),
 		cmocka_unit_test(test_int_pow),
+		cmocka_unit_test(test_repeat_limits),
 	};
 
 	return cmocka_run_group_tests_name("engine jinja limits", tests, NULL, NULL);

@@ -37,25 +37,32 @@ static int64_t as_int(const struct jv *v)
 	return v->kind == JV_INT ? v->u.i : (int64_t)v->u.b;
 }
 
+/*
+ * seq * times. The limits bound the result, and an empty sequence repeats
+ * into an empty one at once: looping once per unit of times let '' *
+ * 9223372036854775807 spin for ages (the fuzzer's find), and a product
+ * times * len may not fit 64 bits, so the check divides instead.
+ */
 static struct jv repeat(struct jctx *c, const struct jv *seq, int64_t times, int line)
 {
+	size_t len = seq->kind == JV_STR ? seq->u.s->len : seq->u.l->n;
 	struct jv r;
 	int64_t k;
 	size_t i;
 
-	if (times < 0)
+	if (times < 0 || len == 0)
 		times = 0;
 	if (seq->kind == JV_STR) {
 		struct rbln_strbuf *sb = rbln_jinja_temp_buf(c);
 
-		if ((uint64_t)times * seq->u.s->len > (64u << 20))
+		if (times && (uint64_t)times > (64u << 20) / len)
 			rbln_jinja_fail(c, line, "string repetition too large");
 		for (k = 0; k < times; k++)
 			rbln_jout(c, sb, seq->u.s->data, seq->u.s->len);
 		r = rbln_jinja_temp_str(c, sb);
 		return r;
 	}
-	if ((uint64_t)times * seq->u.l->n > (1u << 20))
+	if (times && (uint64_t)times > (1u << 20) / len)
 		rbln_jinja_fail(c, line, "list repetition too large");
 	r = rbln_jv_list(c, 0);
 	r.u.l->tuple = seq->u.l->tuple;

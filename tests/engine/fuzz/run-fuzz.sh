@@ -27,8 +27,9 @@ seed() { printf '%b' "$2" > "$work/corpus-$1/$3"; }
 
 # Seeds: a valid safetensors file, texts in both tokenizer modes, tokenizer
 # pipelines that grow the text (mode 8), templates that reach the depth,
-# nesting and step limits, integer powers with huge exponents (once a
-# timeout the fuzzer found).
+# nesting and step limits, integer powers with huge exponents and empty
+# sequences repeated a huge number of times (each once a timeout the
+# fuzzer found).
 h='{"__metadata__":{"format":"pt"},"a":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[3],"data_offsets":[8,14]}}'
 printf '%b' "\\0$(printf '%03o' ${#h})\\0\\0\\0\\0\\0\\0\\0" | head -c 8 > "$work/corpus-safetensors/valid"
 printf '%s' "$h" >> "$work/corpus-safetensors/valid"
@@ -46,6 +47,7 @@ seed jinja '{{ 1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1|string|trim|lower|upper|trim|leng
 seed jinja '{% if 1 %}{% for x in [1] %}{% if 2 %}{% elif 3 %}{% else %}{% endif %}{% endfor %}{% endif %}' nesting
 seed jinja '{% macro m(n) %}{{ [[m(n - 1) if n else 0]] }}{% endmacro %}{{ m(50) }}' macro-depth
 seed jinja '{{ 1 ** 9223372036854775807 }}{{ (-2) ** 63 }}{{ 3 ** 40 }}' pow
+seed jinja '{{ z|unique * 9223372036854775807 }}{{ "" * 9223372036854775807 }}{{ "abcd" * 4611686018427387904 }}' repeat
 seed jinja '{{ range(100000)|unique|list|length }}{{ range(0, 9223372036854775807, 4611686018427387904)|list }}{% set a = 1 %}{% set b = 2 %}{{ (["x" * 100] * 10)|join }}' budgets
 
 seed jinja '{% for m in messages %}{{ loop.index }}{{ m.role|upper }}{{ m.content|trim|tojson }}{% endfor %}{% set ns = namespace(x=1) %}{{ ns.x }}' loop
