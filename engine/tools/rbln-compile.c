@@ -94,9 +94,10 @@ int main(int argc, char **argv)
 		       cc.kvcache_partition_len, cc.kvcache_block_size, cc.kvcache_num_blocks);
 		for (size_t i = 0; i < cc.n_decoder_batch_sizes; i++)
 			printf("%s%u", i ? "," : " ", cc.decoder_batch_sizes[i]);
-		printf(", prefill_chunk_size %u, quantize %s, matmul_precision %s\n",
-		       cc.prefill_chunk_size, rbln_quantize_name(cc.quantize),
-		       rbln_matmul_precision_name(cc.matmul_precision));
+		printf(", prefill_chunk_size %u, quantize %s, matmul_precision %s, "
+		       "weight_layout %s\n", cc.prefill_chunk_size, rbln_quantize_name(cc.quantize),
+		       rbln_matmul_precision_name(cc.matmul_precision),
+		       rbln_weight_layout_name(cc.weight_layout));
 	}
 	return 0;
 }

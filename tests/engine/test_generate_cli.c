@@ -241,7 +241,7 @@ static void test_matmul_precision_bf16(void **state)
 		model, "-o", out, "--matmul-precision", "bf16", NULL });
 	if (r.status)
 		fail_msg("rbln-compile exit %d: %s", r.status, r.err);
-	assert_non_null(strstr(r.out, "matmul_precision bf16"));
+	assert_non_null(strstr(r.out, "matmul_precision bf16, weight_layout spaced"));
 	result_free(&r);
 	text = test_read_file(cfg, &len);
 	assert_non_null(strstr(text, "\"matmul_precision\": \"bf16\""));
@@ -320,6 +320,11 @@ static void test_errors(void **state)
 		       "--matmul-precision", "BF16", NULL }, 2, "--matmul-precision: 'BF16'");
 	expect_failure("RBLN_COMPILE_BIN", (const char *[]){ model, "-o", "/tmp/x",
 		       "--matmul-precision", "", NULL }, 2, "--matmul-precision: ''");
+	expect_failure("RBLN_COMPILE_BIN", (const char *[]){ model, "-o", "/tmp/x",
+		       "--weight-layout", "sparse", NULL }, 2,
+		       "--weight-layout: 'sparse' is not spaced or packed16");
+	expect_failure("RBLN_GENERATE_BIN", (const char *[]){ "--model", model, "--prompt", "x",
+		       "--weight-layout", "PACKED16", NULL }, 2, "--weight-layout: 'PACKED16'");
 	expect_failure("RBLN_GENERATE_BIN", (const char *[]){ "--model", model, "--prompt", "x",
 		       "--matmul-precision", "bfloat16", NULL }, 2,
 		       "--matmul-precision: 'bfloat16'");
