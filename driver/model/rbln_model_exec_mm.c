@@ -306,7 +306,6 @@ int rbln_model_exec_matmul(const struct rbln_isa_matmul *c,
 			.n = c->n,
 			.k = c->k,
 			.dtype = c->dtype,
-			.layout = c->layout,
 			.packed = c->layout != RBLN_LAYOUT_ROWMAJOR,
 			.accumulate = c->hdr.flags & RBLN_MATMUL_ACCUMULATE,
 			.a_bf16 = c->hdr.flags & RBLN_MATMUL_A_BF16,
@@ -323,10 +322,7 @@ int rbln_model_exec_matmul(const struct rbln_isa_matmul *c,
 		job.mm.scales = job.mm.w + c->w.size -
 				((u64)c->n + RBLN_ISA_PACK_COLS - 1) /
 				RBLN_ISA_PACK_COLS * RBLN_ISA_PACK_COLS * 4;
-	job.mm.pstride = (u64)c->k * RBLN_ISA_PACK_COLS *
-			 rbln_model_dtype_size(c->dtype);
-	if (c->layout == RBLN_LAYOUT_PACKED16_SPACED)
-		job.mm.pstride += RBLN_ISA_PANEL_GAP;
+	job.mm.pstride = rbln_model_panel_stride(c);
 	if (job.mm.m <= RBLN_MODEL_MM_STREAM_ROWS)
 		job.mm.prefetch = rbln_model_prefetch_bytes(1);
 	job.panels = (c->n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;

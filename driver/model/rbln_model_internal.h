@@ -148,6 +148,23 @@ static inline u32 rbln_model_dtype_size(u32 dtype)
 	return dtype == RBLN_DTYPE_F32 ? 4 : 2;
 }
 
+/**
+ * rbln_model_panel_stride() - bytes from one 16-column panel of a MATMUL's
+ *	packed weights to the next
+ * @c: the command (a packed layout, its dtype checked)
+ *
+ * The panel's k rows, plus RBLN_ISA_PANEL_GAP in the spaced layout: what
+ * the validator sizes the operand by and every kernel steps by.
+ */
+static inline u64 rbln_model_panel_stride(const struct rbln_isa_matmul *c)
+{
+	u64 bytes = (u64)c->k * RBLN_ISA_PACK_COLS *
+		    rbln_model_dtype_size(c->dtype);
+
+	return c->layout == RBLN_LAYOUT_PACKED16_SPACED ?
+	       bytes + RBLN_ISA_PANEL_GAP : bytes;
+}
+
 u64 rbln_model_attention_work(const struct rbln_isa_attention *c);
 
 /* rbln_model_ops_dma.c */
@@ -197,11 +214,9 @@ int rbln_model_exec_add(u8 *dst, const u8 *a, const u8 *b, u64 n,
  * @n: output columns
  * @k: reduction length
  * @dtype: type of @w
- * @layout: RBLN_LAYOUT_ROWMAJOR, RBLN_LAYOUT_PACKED16 or
- *	RBLN_LAYOUT_PACKED16_SPACED
- * @packed: @layout is one of the two packed ones
- * @pstride: packed layouts: bytes from one panel to the next (the
- *	panel's, plus RBLN_ISA_PANEL_GAP when spaced)
+ * @packed: @w is in one of the two packed layouts (else row-major)
+ * @pstride: packed layouts: bytes from one panel to the next
+ *	(rbln_model_panel_stride())
  * @accumulate: start from @c's old values rather than from zero
  * @a_bf16: the command allows activations rounded to bf16
  *	(RBLN_MATMUL_A_BF16)
@@ -219,7 +234,6 @@ struct rbln_model_mm {
 	u32 n;
 	u32 k;
 	u32 dtype;
-	u32 layout;
 	bool packed;
 	u64 pstride;
 	bool accumulate;

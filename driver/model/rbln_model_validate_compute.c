@@ -266,21 +266,17 @@ static u32 rbln_model_check_rmsnorm(const struct rbln_isa_rmsnorm *c,
 static bool rbln_model_matmul_wsize(const struct rbln_isa_matmul *c,
 				    u64 *size)
 {
-	u64 panel_cols = ((u64)c->n + RBLN_ISA_PACK_COLS - 1) /
-			 RBLN_ISA_PACK_COLS * RBLN_ISA_PACK_COLS;
-	u64 cols = c->n;
+	u64 panels = ((u64)c->n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;
+	u64 panel_cols = panels * RBLN_ISA_PACK_COLS;
 	u64 x;
 
-	if (c->layout != RBLN_LAYOUT_ROWMAJOR)
-		cols = panel_cols;
-	if (!rbln_model_mul(cols, c->k, &x) ||
-	    !rbln_model_mul(x, rbln_model_dtype_size(c->dtype), size))
+	if (c->layout != RBLN_LAYOUT_ROWMAJOR) {
+		if (!rbln_model_mul(panels, rbln_model_panel_stride(c), size))
+			return false;
+	} else if (!rbln_model_mul(c->n, c->k, &x) ||
+		   !rbln_model_mul(x, rbln_model_dtype_size(c->dtype), size)) {
 		return false;
-	/* The spaced layout: a gap after every panel. */
-	if (c->layout == RBLN_LAYOUT_PACKED16_SPACED &&
-	    __builtin_add_overflow(*size, panel_cols / RBLN_ISA_PACK_COLS *
-				   RBLN_ISA_PANEL_GAP, size))
-		return false;
+	}
 	if (c->dtype == RBLN_DTYPE_I8)
 		return !__builtin_add_overflow(*size, panel_cols * 4, size);
 	return true;
