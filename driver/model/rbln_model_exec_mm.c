@@ -136,19 +136,32 @@ static int rbln_model_mm_piece(struct rbln_model_par *par, u64 piece)
 				       job->panels);
 	u32 kc = m1 - m0 <= RBLN_MODEL_MM_STREAM_ROWS ?
 		 RBLN_MODEL_MM_KC_STREAM : RBLN_MODEL_MM_KC;
+	/*
+	 * One row on the vector kernel (the GEMV): RBLN_MODEL_MM_STREAM_PG
+	 * panels over all of k, then the next ones, so that each panel is
+	 * read front to back as one stream instead of restarting at every
+	 * k block. Each output element still sums its k blocks in the same
+	 * order: the bits do not change.
+	 */
+	u32 gw = m1 - m0 == 1 && job->fn == par->kern->mm ?
+		 RBLN_MODEL_MM_STREAM_PG : p1 - p0;
 	u64 msub = job->msub;
-	u32 k0, k1;
+	u32 k0, k1, g0, g1;
 	u64 ms;
 
-	for (k0 = 0; k0 < mm->k; k0 = k1) {
-		k1 = (u32)rbln_model_min64((u64)k0 + kc, mm->k);
-		for (ms = m0; ms < m1; ms += msub) {
-			if (rbln_model_par_stopped(par))
-				return 0;
-			rbln_os_fpu_begin();
-			job->fn(mm, ms, rbln_model_min64(ms + msub, m1),
-				p0, p1, k0, k1);
-			rbln_os_fpu_end();
+	for (g0 = p0; g0 < p1; g0 = g1) {
+		g1 = (u32)rbln_model_min64((u64)g0 + gw, p1);
+		for (k0 = 0; k0 < mm->k; k0 = k1) {
+			k1 = (u32)rbln_model_min64((u64)k0 + kc, mm->k);
+			for (ms = m0; ms < m1; ms += msub) {
+				if (rbln_model_par_stopped(par))
+					return 0;
+				rbln_os_fpu_begin();
+				job->fn(mm, ms,
+					rbln_model_min64(ms + msub, m1),
+					g0, g1, k0, k1);
+				rbln_os_fpu_end();
+			}
 		}
 	}
 	return 0;

@@ -315,6 +315,63 @@ RBLN_K(tile_edge)(const float *a, u64 lda, const u8 *b, u32 dtype,
 		memcpy(c + r * ldc, t[r], cols * sizeof(float));
 }
 
+#if RBLN_K_W == RBLN_ISA_PACK_COLS
+/*
+ * The GEMV's bf16 rows in lane order: one widening load of the row's 16
+ * halves in memory order and a shift, where rbln_k_panel_row() shifts,
+ * masks and joins two halves. Lane 2i then holds column i and lane 2i + 1
+ * column i + 8 (word i of the row, rbln_isa.h), so the sums are kept in
+ * that order and put in column order only when loaded and stored; each
+ * lane's multiply-adds are the same, so are the bits.
+ */
+#define RBLN_K_GEMV_LANES	1
+
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(bf16_lanes)(const u8 *b)
+{
+	RBLN_K_VH h;
+
+	memcpy(&h, b, sizeof(h));
+	return (RBLN_K_VF)(RBLN_K(widen16)(h) << 16);
+}
+
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(to_lanes)(RBLN_K_VF v)
+{
+	return __builtin_shufflevector(v, v, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12,
+				       5, 13, 6, 14, 7, 15);
+}
+
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(from_lanes)(RBLN_K_VF v)
+{
+	return __builtin_shufflevector(v, v, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3,
+				       5, 7, 9, 11, 13, 15);
+}
+#else
+#define RBLN_K_GEMV_LANES	0
+
+/* Never called: rbln_k_gemv() keeps column order in these variants. */
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(bf16_lanes)(const u8 *b)
+{
+	(void)b;
+	return RBLN_K(zero)();
+}
+
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(to_lanes)(RBLN_K_VF v)
+{
+	return v;
+}
+
+static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
+RBLN_K(from_lanes)(RBLN_K_VF v)
+{
+	return v;
+}
+#endif
+
 /**
  * rbln_k_gemv() - one row times RBLN_K_GP full panels
  * @a: the activation row at the first k
@@ -342,6 +399,7 @@ RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype,
 	u32 es = rbln_model_dtype_size(dtype);
 	u32 pf = rbln_model_prefetch_bytes(RBLN_K_GP);
 	u64 row = RBLN_ISA_PACK_COLS * es;
+	bool lanes = RBLN_K_GEMV_LANES && dtype == RBLN_DTYPE_BF16;
 	u32 g, v, k;
 
 #pragma GCC unroll 16
@@ -360,6 +418,8 @@ RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype,
 				memcpy(&acc[g][v],
 				       c + g * RBLN_ISA_PACK_COLS +
 				       v * RBLN_K_W, sizeof(acc[g][v]));
+			if (lanes)
+				acc[g][v] = RBLN_K(to_lanes)(acc[g][v]);
 		}
 	for (k = 0; k < kc; k++) {
 		av = RBLN_K_SPLAT(a[k]);
@@ -371,6 +431,12 @@ RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype,
 						   pf);
 #pragma GCC unroll 16
 		for (g = 0; g < RBLN_K_GP; g++) {
+			if (lanes) {
+				RBLN_K_MADD(acc[g][0], av,
+					    RBLN_K(bf16_lanes)(b + g * pstride +
+							       k * row));
+				continue;
+			}
 			RBLN_K(panel_row)(b + g * pstride + k * row, dtype,
 					  sv[g], bv);
 #pragma GCC unroll 16
@@ -381,9 +447,12 @@ RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype,
 #pragma GCC unroll 16
 	for (g = 0; g < RBLN_K_GP; g++)
 #pragma GCC unroll 16
-		for (v = 0; v < RBLN_K_NV; v++)
+		for (v = 0; v < RBLN_K_NV; v++) {
+			if (lanes)
+				acc[g][v] = RBLN_K(from_lanes)(acc[g][v]);
 			memcpy(c + g * RBLN_ISA_PACK_COLS + v * RBLN_K_W,
 			       &acc[g][v], sizeof(acc[g][v]));
+		}
 }
 
 static RBLN_K_ATTR void
