@@ -337,7 +337,7 @@ int rbln_model_exec_matmul(const struct rbln_isa_matmul *c,
 				RBLN_ISA_PACK_COLS * RBLN_ISA_PACK_COLS * 4;
 	job.mm.pstride = rbln_model_panel_stride(c);
 	if (job.mm.m <= RBLN_MODEL_MM_STREAM_ROWS)
-		job.mm.prefetch = rbln_model_prefetch_bytes(1);
+		job.mm.prefetch = rbln_model_prefetch_bytes(1, (u32)job.mm.m);
 	job.panels = (c->n + RBLN_ISA_PACK_COLS - 1) / RBLN_ISA_PACK_COLS;
 	rbln_model_mm_geometry(&job, par.kern, env->engines);
 	par.fn = rbln_model_mm_piece;

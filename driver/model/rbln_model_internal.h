@@ -456,7 +456,7 @@ void rbln_model_mm_amx_decode(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 
 /* rbln_model_cpu.c */
 const struct rbln_model_kernels *rbln_model_kernels(void);
-u32 rbln_model_prefetch_bytes(u32 streams);
+u32 rbln_model_prefetch_bytes(u32 streams, u32 rows);
 
 /* rbln_model_exec_par.c: pieces of one command spread over the engines */
 struct rbln_model_par;

@@ -193,9 +193,11 @@ void rbln_model_mm_amx_decode(const struct rbln_model_mm *mm, u64 m0, u64 m1,
 {
 	struct rbln_amxd_call st;
 	const float *a = (const float *)mm->a;
-	u32 nr, k, kn, p, np, pf = rbln_model_prefetch_bytes(RBLN_AMXD_NP);
+	u32 nr, k, kn, p, np, pf;
 	u64 m;
 
+	pf = rbln_model_prefetch_bytes(RBLN_AMXD_NP,
+				       RBLN_MODEL_AMX_DECODE_MIN_ROWS);
 	if (mm->dtype != RBLN_DTYPE_BF16 || !mm->packed) {
 		rbln_model_mm_avx512(mm, m0, m1, p0, p1, k0, k1);
 		return;

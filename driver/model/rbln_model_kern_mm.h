@@ -397,7 +397,7 @@ RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype,
 	RBLN_K_VF bv[RBLN_K_NV];
 	RBLN_K_VF av;
 	u32 es = rbln_model_dtype_size(dtype);
-	u32 pf = rbln_model_prefetch_bytes(RBLN_K_GP);
+	u32 pf = rbln_model_prefetch_bytes(RBLN_K_GP, 1);
 	u64 row = RBLN_ISA_PACK_COLS * es;
 	bool lanes = RBLN_K_GEMV_LANES && dtype == RBLN_DTYPE_BF16;
 	u32 g, v, k;
@@ -655,7 +655,7 @@ RBLN_K(wide_any)(const float *a, u64 lda, const u8 *b, u64 pstride,
 		 u32 dtype, const u8 *sc, float *c, u64 ldc, u32 mr, u32 kc,
 		 bool zero)
 {
-	u32 pf = rbln_model_prefetch_bytes(RBLN_K_WIDE_PANELS(mr));
+	u32 pf = rbln_model_prefetch_bytes(RBLN_K_WIDE_PANELS(mr), mr);
 
 	if (mr <= 4)
 		RBLN_K(wide_few)(a, lda, b, pstride, dtype, sc, c, ldc, mr, kc,
