@@ -25,7 +25,9 @@ N = 12   # 3x max_num_seqs: some run, the rest wait when SIGTERM comes
 
 def job(i, long=False):
     stream = i % 2 == 1
-    params = {"temperature": 0, "max_tokens": (400 if long else 40) + 10 * (i % 5),
+    # Long enough that the queue is seen full however fast the engine
+    # decodes (40 tokens each went by between two looks at the metrics).
+    params = {"temperature": 0, "max_tokens": (400 if long else 150) + 10 * (i % 5),
               "ignore_eos": True}
     return stream, PROMPTS[i % len(PROMPTS)], params
 
