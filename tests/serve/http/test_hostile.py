@@ -412,13 +412,17 @@ def check_framing(srv):
 
 def check_half_close(srv):
     """A client that shuts its sending side: told why its request was cancelled."""
+    # Sampled tokens (seconds of work, its text never checked), and the
+    # shutdown once the request runs: greedy 1500 tokens could finish before
+    # a fixed pause ended on a fast machine.
     body = json.dumps({"text_input": "Hello", "parameters": {
-        "max_tokens": 1500, "ignore_eos": True, "temperature": 0}}).encode()
+        "max_tokens": 1900, "ignore_eos": True, "temperature": 1.0, "top_p": 0.99,
+        "seed": 1}}).encode()
     s = connect(srv.http_port, "127.0.0.1", 60)
     try:
         s.sendall(b"POST /v2/models/tl3/generate HTTP/1.1\r\nHost: x\r\n"
                   b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        time.sleep(0.3)
+        sl.wait_metric(srv, lambda m: sl.gauge(m, "vllm:num_requests_running") >= 1, 30)
         s.shutdown(socket.SHUT_WR)
         r = closed_by_server(s, 60) or b""
     finally:
