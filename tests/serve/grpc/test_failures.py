@@ -27,11 +27,9 @@ TL3, REF, PROMPTS, (pb, pb_grpc, grpc) = gl.setup(tap)
 REASONS = ("REJECTED", "CANCELED", "BACKEND", "OTHER")
 MAX_INPUT = 1 << 20
 MODEL = "vllm_model"
-# It holds the only sequence slot while one queued request times out: 1900
-# sampled tokens, a second or more (its text is never checked), and a new one
-# for each check, so that no check depends on how fast the engine decodes.
-LONG = {"temperature": 1.0, "top_p": 0.99, "seed": 1, "max_tokens": 1900,
-        "ignore_eos": True}
+# It holds the only sequence slot while one queued request times out; a new
+# one for each check.
+LONG = sl.HOLD
 
 
 def failures(srv):

@@ -404,6 +404,16 @@ def rmtree(path):
     shutil.rmtree(path, ignore_errors=True)
 
 
+# Sampling parameters of a request that holds its sequence slot for seconds
+# even on a fast idle machine, so that a test can act while it runs (cancel
+# it, queue behind it, close its connection) whatever the engine's speed:
+# 1900 sampled tokens (nucleus sampling costs more per step than greedy; a
+# greedy request of a few hundred tokens ended before the test acted once
+# decode got faster).  The text is never checked.
+HOLD = {"temperature": 1.0, "top_p": 0.99, "seed": 1, "max_tokens": 1900,
+        "ignore_eos": True}
+
+
 RBLN_CONFIG_PBTXT = """name: "vllm_model"
 backend: "vllm"
 

@@ -20,12 +20,7 @@ MODELS = sl.models_dir(tap)
 TL3 = os.path.join(MODELS, "tiny-llama3")
 REF3 = json.load(open(os.path.join(TL3, "reference.json"), encoding="utf-8"))
 PROMPTS = [g["prompt"] for g in REF3["generate"] if g["prompt"]]
-# Long enough (seconds, even on a fast idle machine) that no stream can end
-# before its client vanishes, whatever the machine's load: 1900 sampled
-# tokens (nucleus sampling costs more per step than greedy; the text is never
-# checked).
-LONG = {"temperature": 1.0, "top_p": 0.99, "seed": 1, "max_tokens": 1900,
-        "ignore_eos": True}
+LONG = sl.HOLD
 
 
 class RawClient:
