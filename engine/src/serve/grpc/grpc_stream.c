@@ -110,12 +110,25 @@ static int take(void *arg, const struct serve_job_batch *b)
 	return 0;
 }
 
-/* The request is over: unlink it from its call and drop its references. */
+/*
+ * The request is over: unlink it from its call and drop its references.
+ * Unlinked before its job is put: serve_grpc_call_cancel_requests() reads
+ * the jobs of the call's linked requests, and a deadline ends the job and
+ * cancels the call at the same moment.
+ */
 static void req_done(struct grpc_req *q)
 {
 	struct grpc_callctx *c = q->c;
 	struct serve_grpc *g = c->g;
 
+	pthread_mutex_lock(&c->lock);
+	if (q->prev)
+		q->prev->next = q->next;
+	else
+		c->reqs = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	pthread_mutex_unlock(&c->lock);
 	if (q->job) {
 		serve_job_set_notify(q->job, NULL, NULL, false);
 		pthread_mutex_lock(&g->lock);
@@ -133,14 +146,6 @@ static void req_done(struct grpc_req *q)
 		pthread_mutex_unlock(&g->lock);
 		serve_job_put(q->job);
 	}
-	pthread_mutex_lock(&c->lock);
-	if (q->prev)
-		q->prev->next = q->next;
-	else
-		c->reqs = q->next;
-	if (q->next)
-		q->next->prev = q->prev;
-	pthread_mutex_unlock(&c->lock);
 	free(q);
 	serve_grpc_call_maybe_end(c);
 	serve_grpc_callctx_unref(c);
@@ -224,6 +229,7 @@ static int start_job(struct grpc_callctx *c, struct grpc_req *q, struct serve_re
 	struct serve_server *s = c->g->srv;
 	struct serve_model *m = q->model;
 	struct serve_built b;
+	struct serve_job *job;
 	int64_t dl = deadline_us(c);
 	int rc;
 
@@ -243,8 +249,11 @@ static int start_job(struct grpc_callctx *c, struct grpc_req *q, struct serve_re
 				      serve_model_state(m) == SERVE_MODEL_LOADING
 				      ? "still loading" : m->reason);
 	}
-	q->job = serve_job_new(s, m, r, &b, err);
-	if (!q->job) {
+	job = serve_job_new(s, m, r, &b, err);
+	pthread_mutex_lock(&c->lock);	/* serve_grpc_call_cancel_requests() reads it */
+	q->job = job;
+	pthread_mutex_unlock(&c->lock);
+	if (!job) {
 		/* -EAGAIN: the model was unloaded since the check above */
 		if (err->code == -EAGAIN)
 			atomic_fetch_add(&m->metrics.failure[SERVE_FAIL_REJECTED], 1);
