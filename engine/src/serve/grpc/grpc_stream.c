@@ -260,11 +260,18 @@ static int start_job(struct grpc_callctx *c, struct grpc_req *q, struct serve_re
 		serve_built_free(&b);
 		return err->code;
 	}
-	serve_job_set_notify(q->job, notify, q, o->stream);
-	rc = serve_job_submit(q->job, err);
+	rc = serve_job_submit(job, err);
 	if (rc == -EBUSY || rc == -EAGAIN)
 		rbln_error_set(err, rc, "the waiting queue of model '%s' is full (%u requests): "
 			       "try again later", m->name, m->max_waiting);
+	/*
+	 * Set once submitted: setting it queues the request for the output so
+	 * far, and from then on the request is the sender thread's, which may
+	 * free it before this returns (a job that a deadline of a few ms ends
+	 * at once). A refused job never notifies, so its caller frees it.
+	 */
+	if (!rc)
+		serve_job_set_notify(job, notify, q, o->stream);
 	return rc;
 }
 
@@ -319,8 +326,6 @@ void serve_grpc_infer_request(struct grpc_callctx *c, const grpc_byte_buffer *ms
 		return;
 	}
 	inference__model_infer_request__free_unpacked(rq, NULL);
-	/* output that came before notify was set, or a job already over */
-	notify(q);
 }
 
 void serve_grpc_call_cancel_requests(struct grpc_callctx *c)

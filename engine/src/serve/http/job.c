@@ -472,6 +472,9 @@ void serve_job_set_notify(struct serve_job *j, serve_job_notify_fn fn, void *arg
 	j->notify = fn;
 	j->notify_arg = arg;
 	j->notify_every = every;
+	/* what came before: an event's own call could not see fn yet */
+	if (fn)
+		fn(arg);
 	pthread_mutex_unlock(&j->lock);
 }
 

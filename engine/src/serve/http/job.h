@@ -70,7 +70,10 @@ int serve_job_response(struct serve_job *j, unsigned *status, struct rbln_strbuf
  * A consumer that is not an HTTP connection (gRPC): fn(arg) is called with
  * the job's lock held (so it must not call back into the job) when there is
  * something to take: after every engine event with every, else at the end.
- * fn NULL: no more calls once this returns.  Set it before submitting.
+ * Setting fn also calls it once, under the same lock, for what came before
+ * (the job may even be over): the caller must not touch arg after this
+ * returns, since the consumer may be done with it.  Set it after a
+ * successful submit.  fn NULL: no more calls once this returns.
  */
 typedef void (*serve_job_notify_fn)(void *arg);
 void serve_job_set_notify(struct serve_job *j, serve_job_notify_fn fn, void *arg, bool every);
