@@ -27,9 +27,6 @@ TL3, REF, PROMPTS, (pb, pb_grpc, grpc) = gl.setup(tap)
 REASONS = ("REJECTED", "CANCELED", "BACKEND", "OTHER")
 MAX_INPUT = 1 << 20
 MODEL = "vllm_model"
-# It holds the only sequence slot while one queued request times out; a new
-# one for each check.
-LONG = sl.HOLD
 
 
 def failures(srv):
@@ -102,8 +99,9 @@ def check_grpc_bad_request(srv, stub):
 
 
 def start_long(srv):
-    """The long request on a raw socket, so that closing it cancels it."""
-    body = json.dumps({"text_input": PROMPTS[0], "parameters": LONG}).encode()
+    """servelib.HOLD on a raw socket, so that closing it cancels it; it holds the
+    only sequence slot while one queued request times out (a new one per check)."""
+    body = json.dumps({"text_input": PROMPTS[0], "parameters": sl.HOLD}).encode()
     s = socket.create_connection(("127.0.0.1", srv.http_port), timeout=30)
     s.sendall(f"POST /v2/models/{MODEL}/generate HTTP/1.1\r\nHost: x\r\n"
               f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"

@@ -33,7 +33,6 @@ sl = gl.sl
 tap = sl.Tap()
 TL3, REF3, PROMPTS, (pb, pb_grpc, grpc) = gl.setup(tap)
 GREEDY = {"temperature": 0.0, "max_tokens": 24}
-LONG = sl.HOLD
 
 
 def stub(srv):
@@ -277,7 +276,7 @@ wait_metric, gauge, idle = sl.wait_metric, sl.gauge, sl.idle
 def check_cancel(srv, st):
     m0 = srv.metrics()
     call = st.ModelStreamInfer(iter([gl.infer_request(pb, PROMPTS[0], stream=True,
-                                                      sampling=LONG, request_id="c")]))
+                                                      sampling=sl.HOLD, request_id="c")]))
     first = next(call)
     m, ok = wait_metric(srv, lambda m: gauge(m, "vllm:kv_cache_usage_perc") > 0 and
                         gauge(m, "vllm:num_requests_running") == 1)
@@ -292,13 +291,13 @@ def check_cancel(srv, st):
            gauge(m0, "nv_inference_request_failure", reason="CANCELED"), 1,
            "the request counts as CANCELED")
     tap.ok(gauge(m, "vllm:generation_tokens_total") - gauge(m0, "vllm:generation_tokens_total")
-           < LONG["max_tokens"], "generation stopped early")
+           < sl.HOLD["max_tokens"], "generation stopped early")
 
 
 def check_deadline(srv, st):
     m0 = srv.metrics()
     t0 = time.monotonic()
-    e = rpc_error(st.ModelInfer, gl.infer_request(pb, PROMPTS[0], sampling=LONG), timeout=0.3)
+    e = rpc_error(st.ModelInfer, gl.infer_request(pb, PROMPTS[0], sampling=sl.HOLD), timeout=0.3)
     took = time.monotonic() - t0
     tap.ok(e and e.code() == grpc.StatusCode.DEADLINE_EXCEEDED and took < 5,
            "grpc-timeout 0.3 s on a long request: DEADLINE_EXCEEDED", (e, took))
@@ -363,11 +362,11 @@ def check_cancel_storm(srv):
             sent[i] += 1
             try:
                 if i % 2:
-                    st.ModelInfer(gl.infer_request(pb, PROMPTS[i], sampling=LONG),
+                    st.ModelInfer(gl.infer_request(pb, PROMPTS[i], sampling=sl.HOLD),
                                   timeout=rnd.uniform(0.01, 0.4))
                     continue
                 call = st.ModelStreamInfer(iter([gl.infer_request(
-                    pb, PROMPTS[i], stream=True, sampling=LONG, request_id=f"s{i}")]),
+                    pb, PROMPTS[i], stream=True, sampling=sl.HOLD, request_id=f"s{i}")]),
                     timeout=rnd.uniform(0.05, 0.8))
                 for _ in zip(range(rnd.randrange(1, 20)), call):
                     pass

@@ -20,7 +20,6 @@ MODELS = sl.models_dir(tap)
 TL3 = os.path.join(MODELS, "tiny-llama3")
 REF3 = json.load(open(os.path.join(TL3, "reference.json"), encoding="utf-8"))
 PROMPTS = [g["prompt"] for g in REF3["generate"] if g["prompt"]]
-LONG = sl.HOLD
 
 
 class RawClient:
@@ -66,7 +65,7 @@ def check_cancel_stream(srv):
     m0 = srv.metrics()
     gen0 = gauge(m0, "vllm:generation_tokens_total")
     c = RawClient(srv.http_port, "/v2/models/tl3/generate_stream",
-                  {"text_input": PROMPTS[0], "stream": True, "parameters": LONG})
+                  {"text_input": PROMPTS[0], "stream": True, "parameters": sl.HOLD})
     got = c.first_event()
     m = srv.metrics()
     tap.ok(got and gauge(m, "vllm:kv_cache_usage_perc") > 0 and
@@ -77,14 +76,14 @@ def check_cancel_stream(srv):
     tap.ok(ok, "client gone mid-stream: KV usage and running requests back to zero", m)
     tap.eq(canceled(m) - canceled(m0), 1, "the request counts as CANCELED")
     gen = gauge(m, "vllm:generation_tokens_total") - gen0
-    tap.ok(0 < gen < LONG["max_tokens"], f"generation stopped early ({gen:.0f} of "
-           f"{LONG['max_tokens']} tokens)", gen)
+    tap.ok(0 < gen < sl.HOLD["max_tokens"], f"generation stopped early ({gen:.0f} of "
+           f"{sl.HOLD['max_tokens']} tokens)", gen)
 
 
 def check_cancel_whole(srv):
     m0 = srv.metrics()
     c = RawClient(srv.http_port, "/v2/models/tl3/generate",
-                  {"text_input": PROMPTS[1], "parameters": LONG})
+                  {"text_input": PROMPTS[1], "parameters": sl.HOLD})
     m, ok = wait_metric(srv, lambda m: gauge(m, "vllm:num_requests_running") == 1 and
                         gauge(m, "vllm:generation_tokens_total") >
                         gauge(m0, "vllm:generation_tokens_total"))
@@ -107,7 +106,7 @@ def check_cancel_many(srv):
     t = threading.Thread(target=survivor)
     t.start()
     clients = [RawClient(srv.http_port, "/v2/models/tl3/generate_stream",
-                         {"text_input": PROMPTS[3 + i], "stream": True, "parameters": LONG})
+                         {"text_input": PROMPTS[3 + i], "stream": True, "parameters": sl.HOLD})
                for i in range(4)]
     got = [c.first_event() for c in clients]
     for c in clients:
@@ -123,11 +122,11 @@ def check_queue(srv, max_queue):
     """batch 4 + queue bound: the next request is 503; queued ones can be cancelled."""
     m0 = srv.metrics()
     running = [RawClient(srv.http_port, "/v2/models/tl3/generate_stream",
-                         {"text_input": PROMPTS[i], "stream": True, "parameters": LONG})
+                         {"text_input": PROMPTS[i], "stream": True, "parameters": sl.HOLD})
                for i in range(4)]
     got = [c.first_event() for c in running]
     queued = [RawClient(srv.http_port, "/v2/models/tl3/generate",
-                        {"text_input": PROMPTS[4 + i], "parameters": LONG})
+                        {"text_input": PROMPTS[4 + i], "parameters": sl.HOLD})
               for i in range(max_queue)]
     # Both at once: while the first four still wait for their prefill, the
     # waiting count alone reaches max_queue before the queued clients arrive.
@@ -158,7 +157,7 @@ def check_deadline(srv):
     m0 = srv.metrics()
     t0 = time.time()
     st, b = srv.post_json("/v2/models/tl3/generate", {
-        "text_input": PROMPTS[0], "parameters": dict(LONG, max_tokens=1000, timeout=100000)})
+        "text_input": PROMPTS[0], "parameters": dict(sl.HOLD, max_tokens=1000, timeout=100000)})
     took = time.time() - t0
     tap.ok(st == 503 and "timeout" in (b.get("error") or "").lower() and took < 5,
            f"parameters.timeout 100 ms: 503 'Request timeout expired' after {took:.2f} s",
