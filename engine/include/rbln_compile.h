@@ -46,7 +46,7 @@ struct rbln_compile_options {
 	enum rbln_dtype kv_cache_dtype;		/* default float32 */
 	enum rbln_quantize quantize;		/* default none */
 	enum rbln_matmul_precision matmul_precision;	/* default float32 */
-	enum rbln_weight_layout weight_layout;		/* default spaced */
+	enum rbln_weight_layout weight_layout;		/* default auto: this host's */
 	bool dummy_weights;			/* random weights from config.json alone */
 	uint64_t dummy_seed;			/* their seed */
 	bool progress;				/* progress bar on stderr (a terminal) */

@@ -57,9 +57,12 @@ enum rbln_matmul_precision {
  * every 16-column panel, which lets the panels the engines stream side by
  * side spread over the memory's banks; needs an ISA 1.4 device), or
  * "packed16", RBLN_LAYOUT_PACKED16 (no gaps; what directories compiled
- * before the key existed have).
+ * before the key existed have). "auto", the compile options' default and
+ * never a compiled value, is the one the emulated devices stream faster on
+ * the compiling host's CPU (rbln_compile_resolve()).
  */
 enum rbln_weight_layout {
+	RBLN_WEIGHTS_AUTO,
 	RBLN_WEIGHTS_SPACED,
 	RBLN_WEIGHTS_PACKED16,
 };

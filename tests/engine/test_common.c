@@ -241,3 +241,13 @@ void test_assert_contains_all(const char *msg, ...)
 			fail_msg("message \"%s\" does not mention \"%s\"", msg, s);
 	va_end(ap);
 }
+
+const char *test_host_weight_layout(void)
+{
+	size_t len;
+	char *text = test_read_file("/proc/cpuinfo", &len);
+	bool intel = strstr(text, "GenuineIntel") != NULL;
+
+	free(text);
+	return intel ? "spaced" : "packed16";
+}

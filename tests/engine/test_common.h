@@ -60,4 +60,10 @@ void test_write_safetensors_raw(const char *path, uint64_t header_len, const cha
 /* Fails unless msg contains every given substring (list ends with NULL). */
 void test_assert_contains_all(const char *msg, ...);
 
+/*
+ * The weight layout --weight-layout auto must choose here, told from
+ * /proc/cpuinfo's vendor_id: "spaced" on Intel CPUs, else "packed16".
+ */
+const char *test_host_weight_layout(void);
+
 #endif

@@ -486,17 +486,20 @@ static void truncate_file(const char *path, off_t len)
 }
 
 /*
- * --weight-layout: spaced (the default) is recorded in rbln_config.json,
- * on every MATMUL of the programs (ISA 1.4), and costs a gap of
- * RBLN_ISA_PANEL_GAP bytes per panel in weights.bin; packed16 has none.
- * Both give the same logits, bit for bit. A directory without the key
+ * --weight-layout: spaced is recorded in rbln_config.json, on every MATMUL
+ * of the programs (ISA 1.4), and costs a gap of RBLN_ISA_PANEL_GAP bytes
+ * per panel in weights.bin; packed16 has none. Both give the same logits,
+ * bit for bit. auto (the default) compiles this host's layout, spaced on
+ * Intel CPUs and packed16 elsewhere, and records that layout: "auto" is
+ * no layout a compiled directory may name. A directory without the key
  * (compiled before it existed) is packed16 and runs; an unknown value is
  * refused naming the key; a device of ISA 1.3 is told which flag to
  * compile with.
  */
 static void test_weight_layout(void **state)
 {
-	struct rbln_compile_options sp = { .quantize = RBLN_QUANT_W8A16 };
+	struct rbln_compile_options sp = { .quantize = RBLN_QUANT_W8A16,
+					   .weight_layout = RBLN_WEIGHTS_SPACED };
 	struct rbln_compile_options pk = { .quantize = RBLN_QUANT_W8A16,
 					   .weight_layout = RBLN_WEIGHTS_PACKED16 };
 	char *sdir = compiled_llama2(&sp), *pdir = compiled_llama2(&pk);
@@ -572,6 +575,10 @@ static void test_weight_layout(void **state)
 	assert_int_equal(rbln_compiled_config_load(sdir, &cc, &err), -EINVAL);
 	test_assert_contains_all(err.msg, "weight_layout", "\"sparse\"",
 				 "expected spaced or packed16", NULL);
+	edit_file(spath, "\"sparse\"", "\"auto\"");
+	assert_int_equal(rbln_compiled_config_load(sdir, &cc, &err), -EINVAL);
+	test_assert_contains_all(err.msg, "weight_layout", "\"auto\"",
+				 "expected spaced or packed16", NULL);
 	/* Compiled before the key existed: packed16, and it runs. */
 	edit_file(ppath, "\"weight_layout\": \"packed16\",", "");
 	text = test_read_file(ppath, &len);
@@ -581,11 +588,16 @@ static void test_weight_layout(void **state)
 	assert_int_equal(cc.weight_layout, RBLN_WEIGHTS_PACKED16);
 	rbln_runtime_close(eh_open(pdir));
 
-	/* Only the two values come through the options. */
-	sp.weight_layout = (enum rbln_weight_layout)5;
+	/* The default, auto, resolves to this host's layout. */
 	{
 		struct rbln_llama_config c = llama3_config();
+		struct rbln_compile_options def = { 0 };
 
+		assert_int_equal(rbln_compile_resolve(&c, &def, &cc, &err), 0);
+		assert_string_equal(rbln_weight_layout_name(cc.weight_layout),
+				    test_host_weight_layout());
+		/* Only the three values come through the options. */
+		sp.weight_layout = (enum rbln_weight_layout)5;
 		REFUSED(&c, &sp, "--weight-layout");
 	}
 	test_rmtree(sdir);

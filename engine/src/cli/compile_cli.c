@@ -28,8 +28,10 @@ const char rbln_compile_cli_usage[] =
 	"                             their activations to bfloat16 (faster on bf16\n"
 	"                             units; needs ISA 1.3 devices) (default float32)\n"
 	"  --weight-layout L          spaced: a gap after each 16-column panel of\n"
-	"                             weights (streams faster; needs ISA 1.4\n"
-	"                             devices), or packed16: none (default spaced)\n"
+	"                             weights (needs ISA 1.4 devices); packed16:\n"
+	"                             none; auto (default): the one this host's\n"
+	"                             CPU streams faster, spaced on Intel CPUs,\n"
+	"                             packed16 on others\n"
 	"  --dummy-weights            random weights from config.json alone\n"
 	"  --dummy-seed N             their seed (default 0)\n";
 
@@ -109,8 +111,8 @@ int rbln_compile_cli_apply(int id, const char *arg, struct rbln_compile_options 
 		return 0;
 	case CLI_WEIGHT_LAYOUT:
 		if (rbln_weight_layout_parse(arg, &opt->weight_layout))
-			return rbln_error_set(err, -EINVAL, "--weight-layout: '%s' is not spaced "
-					      "or packed16", arg);
+			return rbln_error_set(err, -EINVAL, "--weight-layout: '%s' is not auto, "
+					      "spaced or packed16", arg);
 		return 0;
 	case CLI_DUMMY:
 		opt->dummy_weights = true;

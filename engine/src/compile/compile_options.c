@@ -215,6 +215,26 @@ static int resolve_decoder_batches(const struct rbln_compile_options *opt,
 	return 0;
 }
 
+/*
+ * --weight-layout auto: the layout the emulated devices, which run the
+ * matrix products on this host's CPU, stream faster there. A model runs
+ * in either layout anywhere; this is about speed only. Measured with a 1B
+ * decode step's 65 GEMVs, the two layouts alternating in one process
+ * (engine guide, 2026-11-28 22:30 UTC): on a 16-core Sapphire Rapids the
+ * spaced panels read 4-8% more than packed16 with 2, 8 and 16 engines; on
+ * a 2-core Zen 5 packed16 read 16% more than spaced (70.9 against 60.9
+ * GB/s) in the guest's fast phase and 3% in its slow one.
+ */
+static enum rbln_weight_layout host_weight_layout(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_is("intel"))
+		return RBLN_WEIGHTS_SPACED;
+#endif
+	return RBLN_WEIGHTS_PACKED16;
+}
+
 static int resolve_chunk(const struct rbln_compile_options *opt, struct rbln_compiled_config *cc,
 			 struct rbln_error *err)
 {
@@ -291,10 +311,12 @@ int rbln_compile_resolve(const struct rbln_llama_config *model,
 		return rbln_error_set(err, -EINVAL, "--matmul-precision: %d is not float32 or bf16",
 				      (int)opt->matmul_precision);
 	cc->matmul_precision = opt->matmul_precision;
-	if (opt->weight_layout != RBLN_WEIGHTS_SPACED && opt->weight_layout != RBLN_WEIGHTS_PACKED16)
-		return rbln_error_set(err, -EINVAL, "--weight-layout: %d is not spaced or packed16",
-				      (int)opt->weight_layout);
-	cc->weight_layout = opt->weight_layout;
+	if (opt->weight_layout != RBLN_WEIGHTS_AUTO && opt->weight_layout != RBLN_WEIGHTS_SPACED &&
+	    opt->weight_layout != RBLN_WEIGHTS_PACKED16)
+		return rbln_error_set(err, -EINVAL, "--weight-layout: %d is not auto, spaced or "
+				      "packed16", (int)opt->weight_layout);
+	cc->weight_layout = opt->weight_layout == RBLN_WEIGHTS_AUTO ? host_weight_layout() :
+			    opt->weight_layout;
 	cc->dummy_weights = opt->dummy_weights;
 	return check_weight_size(model, cc->dtype, err);
 }

@@ -31,7 +31,8 @@ const char *const rbln_matmul_precision_names[] = {
 };
 
 const char *const rbln_weight_layout_names[] = {
-	[RBLN_WEIGHTS_SPACED] = "spaced", [RBLN_WEIGHTS_PACKED16] = "packed16", NULL,
+	[RBLN_WEIGHTS_AUTO] = "auto", [RBLN_WEIGHTS_SPACED] = "spaced",
+	[RBLN_WEIGHTS_PACKED16] = "packed16", NULL,
 };
 
 /*
@@ -283,10 +284,11 @@ static int read_kinds(const struct rbln_json_scope *s, json_object *o,
 	/* Absent: compiled before the spaced panels, whose matrices have none. */
 	cc->weight_layout = RBLN_WEIGHTS_PACKED16;
 	if (rbln_json_get_string(s, o, "weight_layout", false, &str, NULL) > 0) {
-		rc = get_name(s, o, "weight_layout", rbln_weight_layout_names);
+		/* A compiled layout, never "auto" (the first name). */
+		rc = get_name(s, o, "weight_layout", rbln_weight_layout_names + 1);
 		if (rc < 0)
 			return rc;
-		cc->weight_layout = (enum rbln_weight_layout)rc;
+		cc->weight_layout = (enum rbln_weight_layout)(rc + 1);
 	}
 	rc = rbln_json_get_string(s, o, "attn_impl", true, &str, NULL);
 	if (rc < 0)
