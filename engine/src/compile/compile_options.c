@@ -222,8 +222,9 @@ static int resolve_decoder_batches(const struct rbln_compile_options *opt,
  * decode step's 65 GEMVs, the two layouts alternating in one process
  * (engine guide, 2026-11-28 22:30 UTC): on a 16-core Sapphire Rapids the
  * spaced panels read 4-8% more than packed16 with 2, 8 and 16 engines; on
- * a 2-core Zen 5 packed16 read 16% more than spaced (70.9 against 60.9
- * GB/s) in the guest's fast phase and 3% in its slow one.
+ * a 2-core Zen 5 packed16 read 7-16% more than spaced in the guest's fast
+ * phases (64.6 against 60.6 GB/s, 70.9 against 60.9) and 1-3% in its slow
+ * ones.
  */
 static enum rbln_weight_layout host_weight_layout(void)
 {
