@@ -72,6 +72,14 @@ struct kb_result {
 void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 	       enum npu_dtype dtype, enum npu_layout layout, int a_bf16,
 	       double bw, double peak, struct kb_result *out);
+/*
+ * A Llama-3.2-1B-shape decode step's 65 GEMVs (M = 1, bfloat16) in the
+ * spaced panels and in packed16 (out[0], out[1]: mean GB/s over @rounds),
+ * the two layouts' steps alternating so that a host's drifting bandwidth
+ * meets both alike; *ratio is the mean of the rounds' packed16 / spaced.
+ */
+void kb_decode_step(npu_device *dev, unsigned int rounds, double bw,
+		    struct kb_result out[2], double *ratio);
 /* Decode ATTENTION: @batch sequences of @ctx tokens (bfloat16 cache in @layout). */
 void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
 		  uint32_t q_heads, uint32_t kv_heads, uint32_t head_dim,

@@ -212,6 +212,102 @@ void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 	npu_buffer_free(c);
 }
 
+/* One decode step's products: per layer q/k/v, o, gate/up, down; then the lm_head. */
+static const uint32_t kb_step_shapes[][2] = {	/* k, n */
+	{ 2048, 3072 }, { 2048, 2048 }, { 2048, 16384 }, { 8192, 2048 },
+};
+#define KB_STEP_LAYERS	16U
+#define KB_STEP_PRODUCTS	(4U * KB_STEP_LAYERS + 1U)
+
+static void step_shape(unsigned int i, uint32_t *k, uint32_t *n)
+{
+	*k = i < 4U * KB_STEP_LAYERS ? kb_step_shapes[i % 4][0] : 2048;
+	*n = i < 4U * KB_STEP_LAYERS ? kb_step_shapes[i % 4][1] : 128256;
+}
+
+/* The step's stream on weights in @layout, in a private buffer (huge pages). */
+static npu_stream *step_stream(npu_device *dev, enum npu_layout layout,
+			       npu_buffer *a, npu_buffer *c, npu_buffer **w)
+{
+	uint64_t off[KB_STEP_PRODUCTS], total = 0;
+	uint32_t k, n;
+	npu_stream *s;
+	void *p;
+
+	for (unsigned int i = 0; i < KB_STEP_PRODUCTS; i++) {
+		step_shape(i, &k, &n);
+		off[i] = total;
+		total += page_align(npu_weights_size(NPU_DTYPE_BF16, layout, n, k));
+	}
+	kb_check(npu_buffer_alloc(dev, total, NPU_BUFFER_PRIVATE, w), "step weights");
+	kb_check(npu_buffer_map(*w, &p), "mapping the step weights");
+	fill_bf16(p, total / 2);
+	kb_check(npu_stream_create(dev, &s), "stream");
+	for (unsigned int i = 0; i < KB_STEP_PRODUCTS; i++) {
+		step_shape(i, &k, &n);
+		npu_stream_matmul(s, &(struct npu_matmul){
+			.dst = { c, 0 }, .a = { a, 0 }, .w = { *w, off[i] },
+			.m = 1, .k = k, .n = n, .dtype = NPU_DTYPE_BF16,
+			.layout = layout });
+	}
+	return s;
+}
+
+void kb_decode_step(npu_device *dev, unsigned int rounds, double bw,
+		    struct kb_result out[2], double *ratio)
+{
+	static const enum npu_layout layouts[2] = { NPU_LAYOUT_PACKED16_SPACED,
+						    NPU_LAYOUT_PACKED16 };
+	double bytes = 0, sum[2] = { 0 }, t[2];
+	npu_buffer *a, *c, *w[2];
+	npu_stream *s[2];
+	npu_queue *q;
+	uint32_t k, n;
+	void *p;
+
+	for (unsigned int i = 0; i < KB_STEP_PRODUCTS; i++) {
+		step_shape(i, &k, &n);
+		bytes += (double)k * n * 2;
+	}
+	a = alloc_map(dev, 8192 * 4, &p);
+	fill_f32(p, 8192);
+	c = alloc_map(dev, 128256 * 4, &p);
+	kb_check(npu_queue_create(dev, NPU_PRIORITY_NORMAL, &q), "queue");
+	for (unsigned int l = 0; l < 2; l++)
+		s[l] = step_stream(dev, layouts[l], a, c, &w[l]);
+	*ratio = 0;
+	/* One round of each first, unmeasured: both layouts' pages touched. */
+	for (unsigned int r = 0; r <= rounds; r++) {
+		for (unsigned int l = 0; l < 2; l++) {
+			npu_fence *f;
+
+			t[l] = kb_now();
+			kb_check(npu_stream_submit(s[l], q, NULL, 0, &f), "submit");
+			kb_check(npu_fence_wait(f, NPU_TIMEOUT_INFINITE), "step");
+			t[l] = kb_now() - t[l];
+			npu_fence_release(f);
+			if (r)
+				sum[l] += bytes / t[l];
+		}
+		if (r)
+			*ratio += t[0] / t[1];
+	}
+	*ratio /= rounds;
+	for (unsigned int l = 0; l < 2; l++) {
+		snprintf(out[l].name, sizeof(out[l].name),
+			 "decode step, 1B shape (65 GEMVs, M=1) bf16 %s, %u rounds alternating",
+			 l ? "packed" : "spaced", rounds);
+		out[l].value = sum[l] / rounds / 1e9;
+		out[l].unit = "GB/s";
+		out[l].limit = bw / 1e9;
+		npu_stream_destroy(s[l]);
+		npu_buffer_free(w[l]);
+	}
+	npu_queue_destroy(q);
+	npu_buffer_free(a);
+	npu_buffer_free(c);
+}
+
 void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
 		  uint32_t q_heads, uint32_t kv_heads, uint32_t head_dim,
 		  uint32_t partition, enum npu_kv_layout layout, double bw,

@@ -6,7 +6,7 @@
  *
  *   rbln-kbench [-e engines] [-d devices for the all-reduce] [-t threads]
  *               [-m rows,rows,...] [-s KxN,KxN,...]
- *               [-k matmul,attention,allreduce]
+ *               [-k matmul,attention,allreduce,step]
  *
  * Memory bandwidth, float32 FMA peak and the bfloat16 peaks (vdpbf16ps,
  * AMX tiles; where the CPU has them) with 1 and 2 threads (more with -t), then
@@ -28,7 +28,11 @@
  * bound of kernels that widen their weights to float32). The kernels run on one emulated device with -e engines
  * (2 by default); RBLN_CPU_VARIANT picks the CPU variant. -k runs only
  * the kernel groups it lists (the limits are always measured): a sweep
- * over engine counts of one group then takes seconds, not minutes.
+ * over engine counts of one group then takes seconds, not minutes. -k
+ * step (never by default: 5 GB of weights) runs a 1B-shape decode step's
+ * 65 GEMVs in the spaced and the packed16 panels, alternating, and prints
+ * both rates and their ratio: the figure rbln-compile's --weight-layout
+ * auto rests on.
  */
 #include <getopt.h>
 #include <stdbool.h>
@@ -249,9 +253,9 @@ static bool shape_item(const char *s, size_t len, unsigned int i, void *ctx)
 }
 
 /* The -k groups, bit g named kb_group_names[g]. */
-enum { KB_MATMUL = 1, KB_ATTENTION = 2, KB_ALLREDUCE = 4 };
+enum { KB_MATMUL = 1, KB_ATTENTION = 2, KB_ALLREDUCE = 4, KB_STEP = 8 };
 static const char *const kb_group_names[] = { "matmul", "attention",
-					      "allreduce" };
+					      "allreduce", "step" };
 #define KB_GROUPS	(sizeof(kb_group_names) / sizeof(*kb_group_names))
 
 static bool group_item(const char *s, size_t len, unsigned int i, void *ctx)
@@ -310,13 +314,16 @@ static unsigned int parse_shapes(const char *arg, uint32_t shapes[][2])
  * The -k list: comma-separated group names. Returns the groups' bits, 0
  * (after saying why) for an unknown name.
  */
+/* Rounds of the decode-step comparison (-k step): about 0.1 s each. */
+#define KB_STEP_ROUNDS	40U
+
 static unsigned int parse_groups(const char *arg)
 {
 	unsigned int groups = 0;
 
 	/* A name may repeat; a list of more than eight each is a mistake. */
 	if (!each_item(arg, KB_GROUPS * 8, group_item, &groups)) {
-		fprintf(stderr, "rbln-kbench: -k \"%s\": want matmul, attention or allreduce, comma-separated\n",
+		fprintf(stderr, "rbln-kbench: -k \"%s\": want matmul, attention, allreduce or step, comma-separated\n",
 			arg);
 		return 0;
 	}
@@ -330,7 +337,8 @@ int main(int argc, char **argv)
 	unsigned int engines = 2, ndev = 8, threads = 2;
 	static struct limits l;
 	struct npu_device_info info;
-	struct kb_result r[(2 * KB_MAX_ROWS + 2) * KB_MAX_SHAPES + 5] = { 0 };
+	struct kb_result r[(2 * KB_MAX_ROWS + 2) * KB_MAX_SHAPES + 7] = { 0 };
+	double step_ratio = 0;
 	uint32_t rows[KB_MAX_ROWS] = { 1, 8, 512 };
 	unsigned int nrows = 3;
 	const char *variant = getenv("RBLN_CPU_VARIANT");
@@ -437,6 +445,17 @@ int main(int argc, char **argv)
 			     NPU_KV_TOKEN_MAJOR, l.bw[lim], &r[nr]);
 		sample_bandwidth(&l, lim, &r[nr++]);
 	}
+	/*
+	 * Opt-in (-k step; 5 GB of weights): a 1B decode step's GEMVs in
+	 * both packed layouts, which read at different rates on different
+	 * CPUs (rbln-compile --weight-layout auto).
+	 */
+	if (groups & KB_STEP) {
+		kb_decode_step(dev[0], KB_STEP_ROUNDS, l.bw[lim], &r[nr],
+			       &step_ratio);
+		sample_bandwidth(&l, lim, &r[nr++]);
+		sample_bandwidth(&l, lim, &r[nr++]);
+	}
 	close_ctx(ctx, dev, 1);
 
 	if (groups & KB_ALLREDUCE) {
@@ -483,5 +502,8 @@ int main(int argc, char **argv)
 		}
 		row(&r[i]);
 	}
+	if (groups & KB_STEP)
+		printf("decode step: packed16 / spaced, mean of the rounds' ratios: %.3f\n",
+		       step_ratio);
 	return 0;
 }
