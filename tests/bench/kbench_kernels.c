@@ -122,18 +122,26 @@ static npu_buffer *alloc_map(npu_device *dev, uint64_t size, void **map)
 	return b;
 }
 
+/* Seconds of one submission of @s on @q, to its fence. */
+static double time_once(npu_stream *s, npu_queue *q)
+{
+	double t = kb_now();
+	npu_fence *f;
+
+	kb_check(npu_stream_submit(s, q, NULL, 0, &f), "submit");
+	kb_check(npu_fence_wait(f, NPU_TIMEOUT_INFINITE), "job");
+	t = kb_now() - t;
+	npu_fence_release(f);
+	return t;
+}
+
 /* Runs @s on @q once to warm up, then @reps times; best seconds. */
 static double time_stream(npu_stream *s, npu_queue *q, int reps)
 {
 	double best = 1e30, t;
-	npu_fence *f;
 
 	for (int r = 0; r <= reps; r++) {
-		t = kb_now();
-		kb_check(npu_stream_submit(s, q, NULL, 0, &f), "submit");
-		kb_check(npu_fence_wait(f, NPU_TIMEOUT_INFINITE), "job");
-		t = kb_now() - t;
-		npu_fence_release(f);
+		t = time_once(s, q);
 		if (r && t < best)
 			best = t;
 	}
@@ -212,17 +220,50 @@ void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 	npu_buffer_free(c);
 }
 
-/* One decode step's products: per layer q/k/v, o, gate/up, down; then the lm_head. */
-static const uint32_t kb_step_shapes[][2] = {	/* k, n */
-	{ 2048, 3072 }, { 2048, 2048 }, { 2048, 16384 }, { 8192, 2048 },
-};
-#define KB_STEP_LAYERS	16U
-#define KB_STEP_PRODUCTS	(4U * KB_STEP_LAYERS + 1U)
+/*
+ * The decode step measured: Llama-3.2-1B's shape, as
+ * engine/bench/llama-3.2-1b-shape/config.json gives it (the model
+ * rbln-bench measures). Its products are the compiled model's: per layer
+ * q/k/v fused, o, gate/up fused and down, then the lm_head.
+ */
+#define KB_STEP_LAYERS		16U
+#define KB_STEP_PER_LAYER	4U
+#define KB_STEP_PRODUCTS	(KB_STEP_PER_LAYER * KB_STEP_LAYERS + 1U)
 
+static const struct {
+	uint32_t hidden, intermediate, q_heads, kv_heads, head_dim, layers, vocab;
+} kb_step_model = {
+	.hidden = 2048, .intermediate = 8192, .q_heads = 32, .kv_heads = 8,
+	.head_dim = 64, .layers = KB_STEP_LAYERS, .vocab = 128256,
+};
+
+/* Product @i of the step: K (input width) and N (output rows). */
 static void step_shape(unsigned int i, uint32_t *k, uint32_t *n)
 {
-	*k = i < 4U * KB_STEP_LAYERS ? kb_step_shapes[i % 4][0] : 2048;
-	*n = i < 4U * KB_STEP_LAYERS ? kb_step_shapes[i % 4][1] : 128256;
+	const uint32_t h = kb_step_model.hidden;
+	const uint32_t kv = kb_step_model.kv_heads * kb_step_model.head_dim;
+
+	*k = h;
+	if (i == KB_STEP_PER_LAYER * kb_step_model.layers) {
+		*n = kb_step_model.vocab;
+		return;
+	}
+	switch (i % KB_STEP_PER_LAYER) {
+	case 0:
+		*n = kb_step_model.q_heads * kb_step_model.head_dim + 2 * kv;
+		break;
+	case 1:
+		*k = kb_step_model.q_heads * kb_step_model.head_dim;
+		*n = h;
+		break;
+	case 2:
+		*n = 2 * kb_step_model.intermediate;
+		break;
+	default:
+		*k = kb_step_model.intermediate;
+		*n = h;
+		break;
+	}
 }
 
 /* The step's stream on weights in @layout, in a private buffer (huge pages). */
@@ -269,9 +310,9 @@ void kb_decode_step(npu_device *dev, unsigned int rounds, double bw,
 		step_shape(i, &k, &n);
 		bytes += (double)k * n * 2;
 	}
-	a = alloc_map(dev, 8192 * 4, &p);
-	fill_f32(p, 8192);
-	c = alloc_map(dev, 128256 * 4, &p);
+	a = alloc_map(dev, (uint64_t)kb_step_model.intermediate * 4, &p);
+	fill_f32(p, kb_step_model.intermediate);
+	c = alloc_map(dev, (uint64_t)kb_step_model.vocab * 4, &p);
 	kb_check(npu_queue_create(dev, NPU_PRIORITY_NORMAL, &q), "queue");
 	for (unsigned int l = 0; l < 2; l++)
 		s[l] = step_stream(dev, layouts[l], a, c, &w[l]);
@@ -279,13 +320,7 @@ void kb_decode_step(npu_device *dev, unsigned int rounds, double bw,
 	/* One round of each first, unmeasured: both layouts' pages touched. */
 	for (unsigned int r = 0; r <= rounds; r++) {
 		for (unsigned int l = 0; l < 2; l++) {
-			npu_fence *f;
-
-			t[l] = kb_now();
-			kb_check(npu_stream_submit(s[l], q, NULL, 0, &f), "submit");
-			kb_check(npu_fence_wait(f, NPU_TIMEOUT_INFINITE), "step");
-			t[l] = kb_now() - t[l];
-			npu_fence_release(f);
+			t[l] = time_once(s[l], q);
 			if (r)
 				sum[l] += bytes / t[l];
 		}
