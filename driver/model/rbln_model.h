@@ -78,8 +78,10 @@ struct rbln_model_diag {
  * @parallel: run @fn(@arg, i, @nparts) for i in [0, @nparts) on the
  *	device's engines and return when all are done; NULL runs serially
  * @engines: number of engines @parallel spreads work over (at least 1)
- * @timed: when not NULL, called after each command with its opcode and the
- *	nanoseconds it took (by @now_ns): a home's per-opcode profile
+ * @timed: when not NULL, called after each command with the command, as
+ *	decoded (a struct rbln_isa_* of its opcode, which starts with its
+ *	struct rbln_isa_cmd header), and the nanoseconds it took (by
+ *	@now_ns): a home's profile per opcode, or per MATMUL shape
  * @priv: passed to every callback
  *
  * @now_ns, @relax and @cancelled are required. @cancelled and @now_ns are
@@ -93,7 +95,7 @@ struct rbln_model_env {
 			 void (*fn)(void *arg, u32 part, u32 nparts),
 			 void *arg, u32 nparts);
 	u32 engines;
-	void (*timed)(void *priv, u32 opcode, u64 ns);
+	void (*timed)(void *priv, const struct rbln_isa_cmd *cmd, u64 ns);
 	void *priv;
 };
 

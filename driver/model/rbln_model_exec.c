@@ -149,7 +149,7 @@ static int rbln_model_exec_timed(const struct rbln_model_cmd *cmd,
 	u64 t0 = env->now_ns(env->priv);
 	int ret = rbln_model_exec_cmd(cmd, bos, env);
 
-	env->timed(env->priv, cmd->u.hdr.opcode, env->now_ns(env->priv) - t0);
+	env->timed(env->priv, &cmd->u.hdr, env->now_ns(env->priv) - t0);
 	return ret;
 }
 

@@ -91,6 +91,34 @@ struct emul_op_time {
 	uint64_t ns;
 };
 
+/*
+ * MATMUL shapes a profile tells apart: a Llama model has five or six per
+ * batch size; the rest share one "other shapes" line.
+ */
+#define EMUL_PROFILE_SHAPES	48U
+
+/**
+ * struct emul_mm_time - one MATMUL shape's line of a device's profile
+ * @m: activation rows
+ * @k: reduction dimension
+ * @n: output columns
+ * @dtype: the weights' &enum rbln_isa_dtype
+ * @a_bf16: the command let the device round activations to bfloat16
+ * @calls: commands run
+ * @ns: their time
+ *
+ * A line with @calls 0 is free; @m 0 marks the "other shapes" line.
+ */
+struct emul_mm_time {
+	uint64_t m;
+	uint32_t k;
+	uint32_t n;
+	uint32_t dtype;
+	bool a_bf16;
+	uint64_t calls;
+	uint64_t ns;
+};
+
 /**
  * struct emul_job_time - a device's jobs in its profile
  * @jobs: jobs run
@@ -134,6 +162,8 @@ struct emul_job_time {
  * @engines: engine threads ([0] runs streams)
  * @num_engines: their count
  * @profile: time per opcode, written by engine 0 only (RBLN_EMUL_PROFILE)
+ * @mm_time: MATMUL's time per shape, the last line for the shapes beyond
+ *	the others, as @profile
  * @job_time: time in and between jobs, as @profile
  */
 struct emul_hw {
@@ -159,6 +189,7 @@ struct emul_hw {
 	pthread_t *engines;
 	unsigned int num_engines;
 	struct emul_op_time profile[RBLN_OP_COUNT];
+	struct emul_mm_time mm_time[EMUL_PROFILE_SHAPES + 1];
 	struct emul_job_time job_time;
 };
 
@@ -443,7 +474,7 @@ void emul_env_init(struct emul_hw *hw, struct rbln_model_env *env);
 
 /* emul_profile.c: RBLN_EMUL_PROFILE. */
 bool emul_profile_wanted(void);
-void emul_profile_op(void *priv, u32 opcode, u64 ns);
+void emul_profile_op(void *priv, const struct rbln_isa_cmd *cmd, u64 ns);
 void emul_profile_job(struct emul_hw *hw, int64_t start_ns, int64_t end_ns);
 void emul_profile_report(struct emul_hw *hw);
 

@@ -908,7 +908,9 @@ static void test_cpu_variant_env(void **state)
  * RBLN_EMUL_PROFILE=1: when an emulated device's last handle closes, its
  * time per opcode goes to stderr, one line per opcode that ran, with the
  * right call counts, after a line that counts its jobs (the stream runs
- * twice: two jobs). Emulated backend only (rbln.ko has no such table).
+ * twice: two jobs); then MATMUL's time per shape, one line for each of the
+ * first EMUL_PROFILE_SHAPES (48) shapes and one for the rest. Emulated
+ * backend only (rbln.ko has no such table).
  */
 static void test_profile_env(void **state)
 {
@@ -923,7 +925,9 @@ static void test_profile_env(void **state)
 	npu_queue *q = NULL;
 	npu_stream *s = NULL;
 	npu_buffer *ba, *bw, *bc;
-	unsigned long fills = 0, matmuls = 0, calls, jobs = 0;
+	unsigned long fills = 0, matmuls = 0, calls, jobs = 0, rows;
+	unsigned long m2 = 0, m1 = 0, shapes = 0, others = 0;
+	unsigned int sk, sn;
 	double busy = -1, idle = -1;
 	bool header = false;
 	char name[32];
@@ -948,14 +952,35 @@ static void test_profile_env(void **state)
 		.layout = NPU_LAYOUT_ROWMAJOR,
 	};
 
+	struct npu_matmul row = mm;
+
+	row.m = 1;
 	for (int job = 0; job < 2; job++) {
 		npu_stream_fill(s, ba, 0, m * k * 4, 0x3f800000);
 		npu_stream_fill(s, bw, 0, (uint64_t)n * k * 4, 0x3f800000);
 		npu_stream_matmul(s, &mm);
 		npu_stream_matmul(s, &mm);
 		npu_stream_matmul(s, &mm);
+		npu_stream_matmul(s, &row);
 		conf_run(s, q);
 	}
+	/* 24 shapes more, M=1 N=1..24 (N=24 is the one above): 25 in all. */
+	for (uint32_t cols = 1; cols <= n; cols++) {
+		row.n = cols;
+		npu_stream_matmul(s, &row);
+	}
+	/* And 23 more of two rows: 48 shapes, a full table. */
+	for (uint32_t cols = 1; cols < n; cols++) {
+		mm.n = cols;
+		npu_stream_matmul(s, &mm);
+	}
+	/* One past the table: "other shapes"; then a known one again. */
+	row.n = n;
+	row.k = k / 2;
+	npu_stream_matmul(s, &row);
+	mm.n = n;
+	npu_stream_matmul(s, &mm);
+	conf_run(s, q);
 	npu_buffer_free(ba);
 	npu_buffer_free(bw);
 	npu_buffer_free(bc);
@@ -978,11 +1003,25 @@ static void test_profile_env(void **state)
 	rewind(f);
 	while (fgets(line, sizeof(line), f)) {
 		if (strstr(line, "rbln emulated device 0") &&
-		    strstr(line, "10 commands"))
+		    strstr(line, "61 commands"))
 			header = true;
 		if (sscanf(line, " %lu jobs: %lf s running, %lf s idle", &jobs,
 			   &busy, &idle) == 3)
 			continue;
+		if (sscanf(line, " M=%lu K=%u N=%u f32 %lu", &rows, &sk, &sn,
+			   &calls) == 4) {
+			shapes++;
+			assert_int_equal(sk, k);
+			if (rows == m && sn == n)
+				m2 = calls;
+			if (rows == 1 && sn == n)
+				m1 = calls;
+			continue;
+		}
+		if (sscanf(line, " other shapes %lu", &calls) == 1) {
+			others = calls;
+			continue;
+		}
 		if (sscanf(line, " %31s %lu", name, &calls) != 2)
 			continue;
 		if (!strcmp(name, "FILL"))
@@ -993,10 +1032,15 @@ static void test_profile_env(void **state)
 	fclose(f);
 	unlink(path);
 	assert_true(header);
-	assert_int_equal(jobs, 2);
+	assert_int_equal(jobs, 3);
 	assert_true(busy >= 0 && idle >= 0);
 	assert_int_equal(fills, 4);
-	assert_int_equal(matmuls, 6);
+	assert_int_equal(matmuls, 9 + 2 * n);
+	/* The table's 48 lines, and K=20 in "other shapes". */
+	assert_int_equal(shapes, 48);
+	assert_int_equal(others, 1);
+	assert_int_equal(m2, 7);
+	assert_int_equal(m1, 3);
 }
 
 const struct CMUnitTest conf_compute_tests[] = {
