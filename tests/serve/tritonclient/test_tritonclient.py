@@ -62,6 +62,15 @@ class Case:
         first, second = ref_entry(ref, "import os"), ref_entry(ref, "def fibonacci")
         self.prompt, self.prompt2 = first["prompt"], second["prompt"]
         self.want, self.want2 = answer(srv, first), answer(srv, second)
+        # For "comes in several chunks": long enough (about half a second) that a
+        # sender the machine's load kept waiting still sends pieces (serving.md:
+        # pieces not yet taken are coalesced).
+        self.long_sampling = dict(self.sampling, max_tokens=LONG_TOKENS)
+        self.want_long = sl.generate_text(srv, "vllm_model", self.prompt,
+                                          max_tokens=LONG_TOKENS, ignore_eos=True)
+
+
+LONG_TOKENS = 400
 
 
 def ref_entry(ref, prefix):
