@@ -189,6 +189,23 @@ const char *rbln_model_error_str(u32 reason);
 const char *rbln_model_opcode_name(u32 opcode);
 
 /**
+ * rbln_model_dtype_size() - bytes per element of an &enum rbln_isa_dtype
+ * @dtype: a valid dtype
+ *
+ * Inline: the kernels use it in address arithmetic, where a constant
+ * dtype must fold into a constant stride; homes use it to size what a
+ * command reads (a profile's rates).
+ *
+ * Return: 4 for float32, 2 for the 16-bit types, 1 for int8.
+ */
+static inline u32 rbln_model_dtype_size(u32 dtype)
+{
+	if (dtype == RBLN_DTYPE_I8)
+		return 1;
+	return dtype == RBLN_DTYPE_F32 ? 4 : 2;
+}
+
+/**
  * enum rbln_model_cpu - CPU variants of the compute kernels
  * @RBLN_MODEL_CPU_AUTO: the best the CPU supports (the default): avx512+amx
  *	where the emulated home has AMX tiles, never amx

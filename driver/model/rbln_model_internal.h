@@ -133,22 +133,6 @@ u32 rbln_model_check_compute(const struct rbln_model_cmd *cmd,
 			     u16 *operand);
 
 /**
- * rbln_model_dtype_size() - bytes per element of an &enum rbln_isa_dtype
- * @dtype: a valid dtype
- *
- * Inline: the kernels use it in address arithmetic, where a constant
- * dtype must fold into a constant stride.
- *
- * Return: 4 for float32, 2 for the 16-bit types, 1 for int8.
- */
-static inline u32 rbln_model_dtype_size(u32 dtype)
-{
-	if (dtype == RBLN_DTYPE_I8)
-		return 1;
-	return dtype == RBLN_DTYPE_F32 ? 4 : 2;
-}
-
-/**
  * rbln_model_panel_stride() - bytes from one 16-column panel of a MATMUL's
  *	packed weights to the next
  * @c: the command (a packed layout, its dtype checked)

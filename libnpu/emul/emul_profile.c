@@ -111,11 +111,6 @@ static const char *dtype_name(uint32_t dtype)
 	return dtype < RBLN_DTYPE_COUNT ? names[dtype] : "?";
 }
 
-static uint32_t dtype_bytes(uint32_t dtype)
-{
-	return dtype == RBLN_DTYPE_F32 ? 4 : dtype == RBLN_DTYPE_I8 ? 1 : 2;
-}
-
 /*
  * MATMUL's lines by shape, largest first, after the opcodes (whose
  * commands took @total ns): weights read per second (the k x n elements,
@@ -158,7 +153,7 @@ static void report_shapes(struct emul_hw *hw, uint64_t total)
 			shape, t->calls, s * 1e3,
 			100.0 * (double)t->ns / (double)(total ? total : 1),
 			s * 1e6 / (double)t->calls,
-			(double)t->calls * t->k * t->n * dtype_bytes(t->dtype) /
+			(double)t->calls * t->k * t->n * rbln_model_dtype_size(t->dtype) /
 			rs * 1e-9,
 			(double)t->calls * 2.0 * (double)t->m * t->k * t->n /
 			rs * 1e-9);
