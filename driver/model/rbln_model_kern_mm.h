@@ -456,22 +456,26 @@ RBLN_K(gemv)(const float *a, const u8 *b, u64 pstride, u32 dtype,
 		}
 }
 
+/* rbln_k_gemv() of @np panels with @dtype made a constant. */
+static inline RBLN_OS_INLINE RBLN_K_ATTR void
+RBLN_K(gemv_dtype)(const float *a, const u8 *b, u64 pstride, u32 dtype,
+		   const u8 *sc, float *c, u32 kc, bool zero, u32 np)
+{
+	if (dtype == RBLN_DTYPE_BF16)
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_BF16, sc, c, kc, zero, np);
+	else if (dtype == RBLN_DTYPE_I8)
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_I8, sc, c, kc, zero, np);
+	else if (dtype == RBLN_DTYPE_F16)
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F16, sc, c, kc, zero, np);
+	else
+		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F32, sc, c, kc, zero, np);
+}
+
 static RBLN_K_ATTR void
 RBLN_K(gemv_any)(const float *a, const u8 *b, u64 pstride, u32 dtype,
 		 const u8 *sc, float *c, u32 kc, bool zero)
 {
-	if (dtype == RBLN_DTYPE_BF16)
-		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_BF16, sc, c, kc, zero,
-			     RBLN_K_GP);
-	else if (dtype == RBLN_DTYPE_I8)
-		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_I8, sc, c, kc, zero,
-			     RBLN_K_GP);
-	else if (dtype == RBLN_DTYPE_F16)
-		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F16, sc, c, kc, zero,
-			     RBLN_K_GP);
-	else
-		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F32, sc, c, kc, zero,
-			     RBLN_K_GP);
+	RBLN_K(gemv_dtype)(a, b, pstride, dtype, sc, c, kc, zero, RBLN_K_GP);
 }
 
 /*
@@ -488,14 +492,7 @@ static RBLN_K_ATTR void
 RBLN_K(gemv2_any)(const float *a, const u8 *b, u64 pstride, u32 dtype,
 		  const u8 *sc, float *c, u32 kc, bool zero)
 {
-	if (dtype == RBLN_DTYPE_BF16)
-		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_BF16, sc, c, kc, zero, 2);
-	else if (dtype == RBLN_DTYPE_I8)
-		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_I8, sc, c, kc, zero, 2);
-	else if (dtype == RBLN_DTYPE_F16)
-		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F16, sc, c, kc, zero, 2);
-	else
-		RBLN_K(gemv)(a, b, pstride, RBLN_DTYPE_F32, sc, c, kc, zero, 2);
+	RBLN_K(gemv_dtype)(a, b, pstride, dtype, sc, c, kc, zero, 2);
 }
 
 #ifdef RBLN_K_WIDE_ROWS

@@ -310,13 +310,13 @@ static unsigned int parse_shapes(const char *arg, uint32_t shapes[][2])
 	return n;
 }
 
+/* Rounds of the decode-step comparison (-k step): about 0.1 s each. */
+#define KB_STEP_ROUNDS	40U
+
 /*
  * The -k list: comma-separated group names. Returns the groups' bits, 0
  * (after saying why) for an unknown name.
  */
-/* Rounds of the decode-step comparison (-k step): about 0.1 s each. */
-#define KB_STEP_ROUNDS	40U
-
 static unsigned int parse_groups(const char *arg)
 {
 	unsigned int groups = 0;
