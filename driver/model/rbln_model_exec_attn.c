@@ -48,7 +48,7 @@
  * Measured with rbln-kbench (ctx 4096, 8 KV heads, GB/s). On the Sapphire
  * Rapids guest (16 engines) 2 KiB ahead into L1 held its own against 1 and
  * 4 KiB, and into L2 at 4 or 8 KiB was no better (batch 1: 55.0-60.7
- * against 57.6-60.2, Documentation/engine-guide.md, 12:00 section). On the
+ * against 57.6-60.2, Documentation/benchmark-log.md, 12:00 section). On the
  * 2-core Zen 5 into L1, four rounds alternating, batch 8 read 21.7-22.6
  * and batch 1 21.3-22.6 at 2 KiB against 19.8-21.1 and 18.1-20.9 without;
  * into L2 at 4 KiB, ten rounds alternating with L1 at 2 KiB, batch 1 read

@@ -414,7 +414,7 @@ extern const struct rbln_model_kernels rbln_model_kernels_amx;
 extern const struct rbln_model_kernels rbln_model_kernels_avx512_amx;
 /*
  * Fewest rows of a MATMUL that avx512+amx runs on the tiles. Measured on
- * the 16-core Sapphire Rapids (Documentation/isa-compute.md, 2026-11-25,
+ * the 16-core Sapphire Rapids (Documentation/benchmark-log.md, 2026-11-25,
  * bf16 2048x8192 / 8192x2048, GFLOP/s, avx512 vs tiles): M=8 539/523 vs
  * 437/374, M=16 743/623 vs 744/664 (a tie), M=32 839/712 vs 1150/916.
  */
