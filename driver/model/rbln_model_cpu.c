@@ -197,7 +197,7 @@ const struct rbln_model_kernels *rbln_model_kernels(void)
  * Measured with rbln-kbench: on Intel cores (Sapphire Rapids guests) the
  * hardware alone keeps too few lines of the GEMV's streams in flight, and
  * a prefetch 2 KiB ahead lifts a long-panel GEMV from about 60% to over
- * 90% of the read bandwidth. On AMD Zen 4 the L2 stream prefetcher runs
+ * 90% of the read bandwidth. On AMD Zen 4 the L2 stream prefetcher ran
  * far enough ahead of four streams, and software prefetches there only
  * took its miss buffers (M=1 at 76-80% of bandwidth with, 91-100%
  * without); but one stream, whose panel ends every few KiB, gains from a
@@ -205,17 +205,28 @@ const struct rbln_model_kernels *rbln_model_kernels(void)
  * Zen 5 a decode batch's wide tiles, whose loads wait on their rows'
  * multiply-adds, gain as well (M=8, 2048 x 8192 and 8192 x 2048 bf16, 2
  * threads, three rounds alternating: 205-214 GFLOP/s without, 315-351
- * with 2 or 4 KiB ahead) where the GEMV does not (46.9-50.2 GB/s
- * without, 44.6-49.4 with). A prefetch never changes a result, so the
- * choice follows the CPU.
+ * with 2 or 4 KiB ahead), and so does the GEMV where the memory is fast:
+ * a decode step's 65 GEMVs (2 engines, packed16, a test build alternating
+ * the distance every step, 2026-11-29), in the rounds where the 2-core
+ * guest read over 58 GB/s, 61.3 GB/s without, 66.2 at 2 KiB, 59.5 at 4
+ * KiB (556 rounds; in another run's 125 such rounds 59.9 without, 60.1,
+ * 64.0 and 60.8 at 1, 2 and 3 KiB), while in its slow stretches 2 KiB
+ * cost 1.3% (45.7 against 45.1 GB/s, 1345 rounds). Decode B=1 of the 1B
+ * shape (rbln-generate, 40 pairs alternating) followed: 25.7 against 27.7
+ * tok/s in the fast pairs (1.076x, ahead in 14 of 14), 18.5 against 18.4
+ * in the slow ones. A prefetch never changes a result, so the choice
+ * follows the CPU.
  *
  * Return: bytes ahead to prefetch, 0 for none.
  */
 u32 rbln_model_prefetch_bytes(u32 streams, u32 rows)
 {
-	if (streams > 1 && rbln_os_cpu_is_intel())
+	if (streams == 1)
+		return 4096;
+	if (rbln_os_cpu_is_intel())
 		return 2048;
-	if (streams > 1)
-		return rows > 1 ? 4096 : 0;
-	return 4096;
+	if (rows > 1)
+		return 4096;
+	/* The GEMV on AMD: from Zen 5 (family 0x1a) on. */
+	return rbln_os_cpu_family() >= 0x1a ? 2048 : 0;
 }

@@ -88,6 +88,16 @@ static inline bool rbln_os_cpu_is_intel(void)
 #endif
 }
 
+/* The CPU's family, extended family included (AMD Zen 5: 0x1a). */
+static inline u32 rbln_os_cpu_family(void)
+{
+#ifdef CONFIG_X86
+	return boot_cpu_data.x86;
+#else
+	return 0;
+#endif
+}
+
 /* The kernel home never uses AMX tiles (rbln_model_kern_amx.c). */
 static inline bool rbln_os_cpu_has_amx(void)
 {
@@ -174,6 +184,27 @@ static inline bool rbln_os_cpu_is_intel(void)
 	return __builtin_cpu_is("intel");
 }
 
+/*
+ * The CPU's family, extended family included (AMD Zen 5: 0x1a), from CPUID
+ * leaf 1 once: CPUID traps to the hypervisor in a guest, so it is kept.
+ */
+static inline u32 rbln_os_cpu_family(void)
+{
+	static u32 known;
+	unsigned int a = 1, b, c = 0, d;
+	u32 family;
+
+	family = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
+	if (family)
+		return family;
+	__asm__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+	family = (a >> 8) & 0xf;
+	if (family == 0xf)
+		family += (a >> 20) & 0xff;
+	__atomic_store_n(&known, family, __ATOMIC_RELEASE);
+	return family;
+}
+
 long syscall(long number, ...);
 
 #define RBLN_OS_SYS_ARCH_PRCTL		158
@@ -238,6 +269,11 @@ static inline bool rbln_os_cpu_has_avx512bf16(void)
 static inline bool rbln_os_cpu_is_intel(void)
 {
 	return false;
+}
+
+static inline u32 rbln_os_cpu_family(void)
+{
+	return 0;
 }
 
 static inline bool rbln_os_cpu_has_amx(void)
