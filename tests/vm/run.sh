@@ -270,11 +270,31 @@ passed=$(grep -c '^VM-PASS: ' "$log.txt")
 failed=$(grep -c '^VM-FAIL: ' "$log.txt")
 grep -E '^VM-(PASS|FAIL|INFO): ' "$log.txt"
 
+# One warning is the emulator's, not the kernel's: a #DB with its
+# single-step bit in kernel mode, which the kernel never asks for
+# (exc_debug_kernel() warns; its comment names QEMU's leaking of #DB into
+# guests). Under TCG it came once in seven CI runs (2026-11-29), in mm code
+# during an mmap() of the fuzzer, the interrupted EFLAGS with reserved bits
+# set. Its trace, up to its end marker and at most 80 lines, is left out of
+# the check below and shown as information.
+awk -v out="$log.dbg" '
+	/WARNING: .* at arch\/x86\/kernel\/traps\.c:[0-9]+ exc_debug_kernel/ {
+		skip = 80; print > out
+	}
+	skip { skip--; if (/---\[ end trace/) skip = 0; next }
+	{ print }
+' "$log.txt" >"$log.chk"
+if [ -s "$log.dbg" ]; then
+	while IFS= read -r line; do
+		echo "VM-INFO: left out, the emulator's #DB: $line"
+	done <"$log.dbg"
+fi
+
 # Kernel problems anywhere in the console output or the final dmesg.
 bad='(BUG:|WARNING:|Oops|general protection fault|Kernel panic|soft lockup|hard LOCKUP|rcu_sched self-detected stall|rcu: INFO|blocked for more than|hung_task|kmemleak|rbln: leak|UBSAN:|KASAN:|Call Trace:|refcount_t:|list_add corruption|list_del corruption|sleeping function called from invalid context|scheduling while atomic)'
-if grep -Eq "$bad" "$log.txt"; then
+if grep -Eq "$bad" "$log.chk"; then
 	say "kernel log reports problems:"
-	grep -En "$bad" "$log.txt" | head -n 20
+	grep -En "$bad" "$log.chk" | head -n 20
 	failed=$((failed + 1))
 	echo "VM-FAIL: clean kernel log"
 else
