@@ -184,6 +184,13 @@ static inline bool rbln_os_cpu_is_intel(void)
 	return __builtin_cpu_is("intel");
 }
 
+/* CPUID @leaf, @sub: r[0..3] = EAX, EBX, ECX, EDX. */
+static inline void rbln_os_cpuid(u32 leaf, u32 sub, u32 r[4])
+{
+	__asm__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3])
+		: "a"(leaf), "c"(sub));
+}
+
 /*
  * The CPU's family, extended family included (AMD Zen 5: 0x1a), from CPUID
  * leaf 1 once: CPUID traps to the hypervisor in a guest, so it is kept.
@@ -191,16 +198,15 @@ static inline bool rbln_os_cpu_is_intel(void)
 static inline u32 rbln_os_cpu_family(void)
 {
 	static u32 known;
-	unsigned int a = 1, b, c = 0, d;
-	u32 family;
+	u32 r[4], family;
 
 	family = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
 	if (family)
 		return family;
-	__asm__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
-	family = (a >> 8) & 0xf;
+	rbln_os_cpuid(1, 0, r);
+	family = (r[0] >> 8) & 0xf;
 	if (family == 0xf)
-		family += (a >> 20) & 0xff;
+		family += (r[0] >> 20) & 0xff;
 	__atomic_store_n(&known, family, __ATOMIC_RELEASE);
 	return family;
 }
@@ -220,17 +226,15 @@ long syscall(long number, ...);
 static inline bool rbln_os_cpu_has_amx(void)
 {
 	static int known;
-	unsigned int a = 7, b, c = 0, d;
+	u32 r[4] = { 0 };
 	int ok = 2;
 
 	if (__atomic_load_n(&known, __ATOMIC_ACQUIRE))
 		return __atomic_load_n(&known, __ATOMIC_ACQUIRE) == 1;
 	/* AVX-512F implies CPUID leaf 7. */
 	if (__builtin_cpu_supports("avx512f"))
-		__asm__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
-	else
-		d = 0;
-	if ((d & (1U << 24)) && (d & (1U << 22)) &&
+		rbln_os_cpuid(7, 0, r);
+	if ((r[3] & (1U << 24)) && (r[3] & (1U << 22)) &&
 	    !syscall(RBLN_OS_SYS_ARCH_PRCTL, RBLN_OS_ARCH_REQ_XCOMP_PERM,
 		     RBLN_OS_XFEATURE_XTILEDATA))
 		ok = 1;

@@ -10,9 +10,13 @@ gives one of that file's headings.
 
 Usage: doc_links.py SOURCE_ROOT   (TAP: one test per Markdown file)
 """
+import functools
 import os
 import re
 import sys
+
+sys.dont_write_bytecode = True  # nothing written into the source tree
+from self_contained import is_build_dir  # noqa: E402 (the same build directories)
 
 SKIP_DIRS = {".git", "node_modules", "debian"}
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -22,13 +26,9 @@ LINK = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 URL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)
 
 
-def is_build_dir(names):
-    return "meson-private" in names or "build.ninja" in names or "CMakeCache.txt" in names
-
-
 def markdown_files(root):
     for top, dirs, names in os.walk(root):
-        if is_build_dir(names):
+        if is_build_dir(top, names):
             dirs[:] = []
             continue
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("build"))
@@ -57,23 +57,22 @@ def slug(text):
     return text.replace(" ", "-")
 
 
-def anchors(path, cache={}):
-    if path not in cache:
-        found, seen = set(), {}
-        fenced = False
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if FENCE.match(line):
-                    fenced = not fenced
-                    continue
-                m = None if fenced else HEADING.match(line)
-                if m:
-                    s = slug(m.group(2))
-                    n = seen.get(s, 0)
-                    seen[s] = n + 1
-                    found.add(s if n == 0 else "%s-%d" % (s, n))
-        cache[path] = found
-    return cache[path]
+@functools.lru_cache(maxsize=None)
+def anchors(path):
+    found, seen = set(), {}
+    fenced = False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if FENCE.match(line):
+                fenced = not fenced
+                continue
+            m = None if fenced else HEADING.match(line)
+            if m:
+                s = slug(m.group(2))
+                n = seen.get(s, 0)
+                seen[s] = n + 1
+                found.add(s if n == 0 else "%s-%d" % (s, n))
+    return found
 
 
 def broken_links(path):
