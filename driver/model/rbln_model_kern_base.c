@@ -39,12 +39,23 @@ static inline RBLN_OS_INLINE RBLN_K_VF
 RBLN_K(i8_load)(const u8 *p)
 {
 	s8 q __attribute__((vector_size(16))) = { 0 };
-	s8 z __attribute__((vector_size(16))) = { 0 };
-	RBLN_K_VI x;
+	s16 h __attribute__((vector_size(16))) = { 0 };
+	RBLN_K_VI x = { 0 };
+	u32 w;
 
-	memcpy(&q, p, 4);
-	x = (RBLN_K_VI)__builtin_shufflevector(z, q, 0, 0, 0, 16, 0, 0, 0, 17,
-					       0, 0, 0, 18, 0, 0, 0, 19);
+	/*
+	 * One u32 (a movd), not a copy into a zeroed vector, which GCC
+	 * built on the stack and read back across a store-forwarding
+	 * stall (see the AVX2 rbln_k_i8_load()). Byte i fills lane i
+	 * (punpcklbw, punpcklwd); the shift keeps its top copy, signed.
+	 */
+	memcpy(&w, p, sizeof(w));
+	x[0] = (s32)w;
+	q = (s8 __attribute__((vector_size(16))))x;
+	q = __builtin_shufflevector(q, q, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5,
+				    6, 6, 7, 7);
+	h = (s16 __attribute__((vector_size(16))))q;
+	x = (RBLN_K_VI)__builtin_shufflevector(h, h, 0, 0, 1, 1, 2, 2, 3, 3);
 	return __builtin_convertvector(x >> 24, RBLN_K_VF);
 }
 
