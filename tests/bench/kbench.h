@@ -7,6 +7,7 @@
 #ifndef KBENCH_H
 #define KBENCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <libnpu.h>
@@ -30,10 +31,19 @@ void kb_check(int err, const char *what);
  */
 double kb_read_bandwidth(unsigned int threads, uint64_t bytes);
 /*
- * kb_read_bandwidth()'s best combination for @threads once more, on the
- * same memory (0 before any kb_read_bandwidth() of @threads).
+ * kb_read_bandwidth()'s best combinations for @threads once more over
+ * the @bytes at @mem: the best of @passes passes over its halves, each
+ * way of sharing it between the threads in turn.
  */
-double kb_read_bandwidth_again(unsigned int threads);
+double kb_read_bandwidth_of(unsigned int threads, const void *mem,
+			    uint64_t bytes, unsigned int passes);
+/*
+ * The same over the sweep's own memory (0 before any kb_read_bandwidth()
+ * of @threads).
+ */
+double kb_read_bandwidth_again(unsigned int threads, unsigned int passes);
+/* That combination in words, into @buf of @len bytes. */
+void kb_read_pattern(unsigned int threads, char *buf, size_t len);
 const char *kb_load_width(void);
 /* float32 FMA throughput in FLOP/s of @threads threads, widest FMAs. */
 double kb_fma_peak(unsigned int threads);
@@ -63,6 +73,15 @@ struct kb_result {
 	double limit;
 	double f32_limit;
 };
+
+/*
+ * @fn runs after each timed run of a bandwidth-bound kernel (MATMUL M=1,
+ * ATTENTION, the decode step), given the memory the kernel reads: the
+ * read bandwidth sampled beside each run on the same pages, so that a
+ * kernel's best run meets the best the machine read in the same moments.
+ * NULL for none.
+ */
+void kb_between_runs(void (*fn)(const void *mem, uint64_t bytes));
 
 /*
  * MATMUL of @m rows times [n, k] weights of @dtype in 16-column panels of

@@ -7,6 +7,7 @@
  * weights, ATTENTION over KV caches, that together are four times the
  * last-level cache.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,8 +136,27 @@ static double time_once(npu_stream *s, npu_queue *q)
 	return t;
 }
 
-/* Runs @s on @q once to warm up, then @reps times; best seconds. */
-static double time_stream(npu_stream *s, npu_queue *q, int reps)
+static void (*between_runs)(const void *mem, uint64_t bytes);
+
+void kb_between_runs(void (*fn)(const void *mem, uint64_t bytes))
+{
+	between_runs = fn;
+}
+
+/* kb_between_runs()' function on @bytes at @mem, where there is one. */
+static void sample(const void *mem, uint64_t bytes)
+{
+	if (between_runs)
+		between_runs(mem, bytes);
+}
+
+/*
+ * Runs @s on @q once to warm up, then @reps times, each followed by a
+ * sample() of the @bytes at @mem it reads (none where @mem is NULL); best
+ * seconds.
+ */
+static double time_stream(npu_stream *s, npu_queue *q, int reps,
+			  const void *mem, uint64_t bytes)
 {
 	double best = 1e30, t;
 
@@ -144,6 +164,8 @@ static double time_stream(npu_stream *s, npu_queue *q, int reps)
 		t = time_once(s, q);
 		if (r && t < best)
 			best = t;
+		if (r && mem)
+			sample(mem, bytes);
 	}
 	return best;
 }
@@ -197,7 +219,8 @@ void kb_matmul(npu_device *dev, uint32_t m, uint32_t k, uint32_t n,
 			.dst = { c, 0 }, .a = { a, 0 }, .w = { w, i * stride },
 			.m = m, .k = k, .n = n, .dtype = dtype,
 			.layout = layout, .a_bf16 = a_bf16 });
-	t = time_stream(s, q, KB_KERNEL_REPS) / copies;
+	t = time_stream(s, q, KB_KERNEL_REPS, m == 1 ? wp : NULL,
+			copies * stride) / copies;
 	snprintf(out->name, sizeof(out->name),
 		 "MATMUL M=%u K=%u N=%u %s %s%s", m, k, n,
 		 dtype == NPU_DTYPE_I8 ? "int8" : "bf16",
@@ -266,9 +289,13 @@ static void step_shape(unsigned int i, uint32_t *k, uint32_t *n)
 	}
 }
 
-/* The step's stream on weights in @layout, in a private buffer (huge pages). */
+/*
+ * The step's stream on weights in @layout, in a private buffer (huge
+ * pages) @w mapped at *@map.
+ */
 static npu_stream *step_stream(npu_device *dev, enum npu_layout layout,
-			       npu_buffer *a, npu_buffer *c, npu_buffer **w)
+			       npu_buffer *a, npu_buffer *c, npu_buffer **w,
+			       void **map)
 {
 	uint64_t off[KB_STEP_PRODUCTS], total = 0;
 	uint32_t k, n;
@@ -283,6 +310,7 @@ static npu_stream *step_stream(npu_device *dev, enum npu_layout layout,
 	kb_check(npu_buffer_alloc(dev, total, NPU_BUFFER_PRIVATE, w), "step weights");
 	kb_check(npu_buffer_map(*w, &p), "mapping the step weights");
 	fill_bf16(p, total / 2);
+	*map = p;
 	kb_check(npu_stream_create(dev, &s), "stream");
 	for (unsigned int i = 0; i < KB_STEP_PRODUCTS; i++) {
 		step_shape(i, &k, &n);
@@ -302,6 +330,7 @@ void kb_decode_step(npu_device *dev, unsigned int rounds, double bw,
 	double bytes = 0, sum[2] = { 0 }, t[2];
 	npu_buffer *a, *c, *w[2];
 	npu_stream *s[2];
+	void *pw[2];
 	npu_queue *q;
 	uint32_t k, n;
 	void *p;
@@ -315,7 +344,7 @@ void kb_decode_step(npu_device *dev, unsigned int rounds, double bw,
 	c = alloc_map(dev, (uint64_t)kb_step_model.vocab * 4, &p);
 	kb_check(npu_queue_create(dev, NPU_PRIORITY_NORMAL, &q), "queue");
 	for (unsigned int l = 0; l < 2; l++)
-		s[l] = step_stream(dev, layouts[l], a, c, &w[l]);
+		s[l] = step_stream(dev, layouts[l], a, c, &w[l], &pw[l]);
 	*ratio = 0;
 	/* One round of each first, unmeasured: both layouts' pages touched. */
 	for (unsigned int r = 0; r <= rounds; r++) {
@@ -326,6 +355,8 @@ void kb_decode_step(npu_device *dev, unsigned int rounds, double bw,
 		}
 		if (r)
 			*ratio += t[0] / t[1];
+		if (r)
+			sample(pw[r % 2], KB_SWEEP_BYTES);
 	}
 	*ratio /= rounds;
 	for (unsigned int l = 0; l < 2; l++) {
@@ -360,7 +391,7 @@ void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
 	npu_queue *q;
 	uint8_t *kp, *vp;
 	void *p;
-	double t;
+	double t, tv;
 
 	kc = alloc_map(dev, sets * stride, (void **)&kp);
 	vc = alloc_map(dev, sets * stride, (void **)&vp);
@@ -399,7 +430,10 @@ void kb_attention(npu_device *dev, uint32_t batch, uint32_t ctx,
 		at.v_cache = (struct npu_tensor){ vc, i * stride };
 		npu_stream_attention(s, &at);
 	}
-	t = time_stream(s, q, KB_KERNEL_REPS) / sets;
+	/* The keys' and the values' memory, sampled in turn. */
+	t = time_stream(s, q, KB_KERNEL_REPS / 2, kp, sets * stride);
+	tv = time_stream(s, q, KB_KERNEL_REPS / 2, vp, sets * stride);
+	t = (t < tv ? t : tv) / sets;
 	snprintf(out->name, sizeof(out->name),
 		 "ATTENTION decode b=%u ctx=%u kvh=%u qh=%u hd=%u part=%u bf16 %s",
 		 batch, ctx, kv_heads, q_heads, head_dim, partition,

@@ -143,15 +143,15 @@ static void raise_to(double *best, double v)
 /*
  * Raises @l to what 1..@threads threads reach now (best of 3 each); the
  * second time (@again) the read sweep runs only each thread count's best
- * combination of the first (kb_read_bandwidth_again()), a ninth of the
- * time: on the 16-core Sapphire Rapids the limits otherwise took most of
- * a three-minute run.
+ * combinations of the first (kb_read_bandwidth_again()): on the 16-core
+ * Sapphire Rapids the limits otherwise took most of a three-minute run.
  */
 static void measure_limits(unsigned int threads, struct limits *l, bool again)
 {
 	for (unsigned int t = 1; t <= threads; t++) {
-		raise_to(&l->bw[t], again ? kb_read_bandwidth_again(t) :
-					    kb_read_bandwidth(t, KB_SWEEP_BYTES));
+		raise_to(&l->bw[t],
+			 again ? kb_read_bandwidth_again(t, 3 * KB_KERNEL_REPS) :
+				 kb_read_bandwidth(t, KB_SWEEP_BYTES));
 		raise_to(&l->fma[t], kb_fma_peak(t));
 		raise_to(&l->dpbf16[t], kb_dpbf16_peak(t));
 		raise_to(&l->amx[t], kb_amx_peak(t));
@@ -159,21 +159,35 @@ static void measure_limits(unsigned int threads, struct limits *l, bool again)
 }
 
 /*
- * After a bandwidth-bound kernel (@r in GB/s), the read bandwidth of
- * @threads once more: a shared host's drifts within a run, and a kernel
+ * Half passes of the read sweep between two runs of a kernel: more and
+ * shorter samples of the limit than of the kernel, so that the best of a
+ * drifting bandwidth is the limit's rather than a kernel's run that met a
+ * peak alone (kb_read_bandwidth_again()).
+ */
+#define KB_SAMPLE_PASSES	6U
+
+/* The limits and thread count that sample_between_runs() raises. */
+static struct limits *sampled;
+static unsigned int sampled_threads;
+
+/*
+ * Between a bandwidth-bound kernel's timed runs, the read sweep over the
+ * memory it reads: a shared host's bandwidth drifts within a run, and a kernel
  * must never be held to less than the machine showed beside it.
  */
-static void sample_bandwidth(struct limits *l, unsigned int threads,
-			     const struct kb_result *r)
+static void sample_between_runs(const void *mem, uint64_t bytes)
 {
-	if (strcmp(r->unit, "GB/s") == 0)
-		raise_to(&l->bw[threads], kb_read_bandwidth_again(threads));
+	raise_to(&sampled->bw[sampled_threads],
+		 kb_read_bandwidth_of(sampled_threads, mem, bytes,
+				      KB_SAMPLE_PASSES));
 }
 
 static void print_limits(unsigned int threads, const struct limits *l)
 {
+	char pattern[128];
+
 	printf("\nmachine limits (the best measured: before and after the kernels; the read bandwidth also\n"
-	       "after each bandwidth-bound kernel):\n");
+	       "between each bandwidth-bound kernel's timed runs):\n");
 	for (unsigned int t = 1; t <= threads; t++) {
 		printf("  %u thread%s: read bandwidth %6.1f GB/s (%s loads), float32 FMA peak %7.1f GFLOP/s (%s)",
 		       t, t > 1 ? "s" : " ", l->bw[t] / 1e9, kb_load_width(),
@@ -182,7 +196,8 @@ static void print_limits(unsigned int threads, const struct limits *l)
 			printf(", bf16 vdpbf16ps %7.1f", l->dpbf16[t] / 1e9);
 		if (l->amx[t] > 0)
 			printf(", bf16 AMX %7.1f", l->amx[t] / 1e9);
-		printf("\n");
+		kb_read_pattern(t, pattern, sizeof(pattern));
+		printf("\n             the read sweep's best: %s\n", pattern);
 	}
 }
 
@@ -390,13 +405,16 @@ int main(int argc, char **argv)
 	kb_check(npu_device_query(dev[0], &info), "npu_device_query");
 	unsigned int lim = engines < threads ? engines : threads;
 
+	sampled = &l;
+	sampled_threads = lim;
+	kb_between_runs(sample_between_runs);
+
 	if (groups & KB_MATMUL) {
 		for (unsigned int m = 0; m < nrows; m++)
 			for (unsigned int s = 0; s < nshapes; s++) {
 				kb_matmul(dev[0], rows[m], shapes[s][0],
 					  shapes[s][1], NPU_DTYPE_BF16, SPACED, 0,
-					  l.bw[lim], l.fma[lim], &r[nr]);
-				sample_bandwidth(&l, lim, &r[nr++]);
+					  l.bw[lim], l.fma[lim], &r[nr++]);
 			}
 		/*
 		 * Decode's products in the panels without gaps (rbln-compile
@@ -405,8 +423,7 @@ int main(int argc, char **argv)
 		for (unsigned int s = 0; s < nshapes && has_row(rows, nrows, 1); s++) {
 			kb_matmul(dev[0], 1, shapes[s][0], shapes[s][1],
 				  NPU_DTYPE_BF16, NPU_LAYOUT_PACKED16, 0,
-				  l.bw[lim], l.fma[lim], &r[nr]);
-			sample_bandwidth(&l, lim, &r[nr++]);
+				  l.bw[lim], l.fma[lim], &r[nr++]);
 		}
 		/*
 		 * With RBLN_MATMUL_A_BF16 (rbln-compile --matmul-precision
@@ -418,15 +435,13 @@ int main(int argc, char **argv)
 			for (unsigned int s = 0; s < nshapes; s++) {
 				kb_matmul(dev[0], rows[m], shapes[s][0],
 					  shapes[s][1], NPU_DTYPE_BF16, SPACED, 1,
-					  l.bw[lim], l.fma[lim], &r[nr]);
-				sample_bandwidth(&l, lim, &r[nr++]);
+					  l.bw[lim], l.fma[lim], &r[nr++]);
 			}
 		/* Weight-only int8 (w8a16) decode: half the bytes of bf16. */
 		for (unsigned int s = 0; s < nshapes; s++) {
 			kb_matmul(dev[0], 1, shapes[s][0], shapes[s][1],
 				  NPU_DTYPE_I8, SPACED, 0, l.bw[lim], l.fma[lim],
-				  &r[nr]);
-			sample_bandwidth(&l, lim, &r[nr++]);
+				  &r[nr++]);
 		}
 	}
 	/*
@@ -436,14 +451,11 @@ int main(int argc, char **argv)
 	 */
 	if (groups & KB_ATTENTION) {
 		kb_attention(dev[0], 8, 4096, 32, 8, 64, 512,
-			     NPU_KV_HEAD_MAJOR, l.bw[lim], &r[nr]);
-		sample_bandwidth(&l, lim, &r[nr++]);
+			     NPU_KV_HEAD_MAJOR, l.bw[lim], &r[nr++]);
 		kb_attention(dev[0], 1, 4096, 32, 8, 64, 512,
-			     NPU_KV_HEAD_MAJOR, l.bw[lim], &r[nr]);
-		sample_bandwidth(&l, lim, &r[nr++]);
+			     NPU_KV_HEAD_MAJOR, l.bw[lim], &r[nr++]);
 		kb_attention(dev[0], 8, 4096, 32, 8, 64, 512,
-			     NPU_KV_TOKEN_MAJOR, l.bw[lim], &r[nr]);
-		sample_bandwidth(&l, lim, &r[nr++]);
+			     NPU_KV_TOKEN_MAJOR, l.bw[lim], &r[nr++]);
 	}
 	/*
 	 * Opt-in (-k step; 5 GB of weights): a 1B decode step's GEMVs in
@@ -453,8 +465,7 @@ int main(int argc, char **argv)
 	if (groups & KB_STEP) {
 		kb_decode_step(dev[0], KB_STEP_ROUNDS, l.bw[lim], &r[nr],
 			       &step_ratio);
-		sample_bandwidth(&l, lim, &r[nr++]);
-		sample_bandwidth(&l, lim, &r[nr++]);
+		nr += 2;
 	}
 	close_ctx(ctx, dev, 1);
 
