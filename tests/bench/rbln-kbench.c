@@ -19,8 +19,9 @@
  * cache of ISA 1.1 with batch 8 for comparison), ALLREDUCE of 8 KiB and
  * 1 MiB over 8 devices; then the limits again (the read sweep's best
  * combination for each thread count only), each kernel held to the
- * best figure of the two passes (and of the read bandwidth sampled after
- * each bandwidth-bound kernel) and of every thread count up to its
+ * best figure of the two passes (and of the read bandwidth sampled
+ * between each bandwidth-bound kernel's runs, over the memory it reads)
+ * and of every thread count up to its
  * engines: bandwidth-bound kernels to the read bandwidth, MATMUL of
  * several rows to the machine's best arithmetic on bf16 weights (AMX
  * tiles, bf16 dot products or float32 FMA, whichever is highest: the
