@@ -75,6 +75,12 @@ struct sweep {
 	unsigned long long sink;
 };
 
+/* The group after @g that @s reads next (see SWEEP_FN()). */
+static uint64_t sweep_next(struct sweep *s, uint64_t g)
+{
+	return s->next ? atomic_fetch_add(s->next, 1) : g + s->step;
+}
+
 /*
  * Of the @bytes at @p in groups of @group bytes, pass after pass, the
  * groups @first, @first + @step, ... or, with @next, each group a thread
@@ -89,11 +95,6 @@ struct sweep {
  * Sapphire Rapids the GEMV read 132 GB/s where the plain sweep's best
  * was 127.
  */
-static uint64_t sweep_next(struct sweep *s, uint64_t g)
-{
-	return s->next ? atomic_fetch_add(s->next, 1) : g + s->step;
-}
-
 #define SWEEP_FN(name, isa, bytes_per_vec)				\
 typedef unsigned long long name##_vec __attribute__((			\
 	vector_size(bytes_per_vec), aligned(bytes_per_vec)));		\
@@ -152,17 +153,17 @@ static const unsigned int sweep_prefetch[] = { 0, 2048, 4096 };
  * else groups of that many bytes per stream, taken by the threads in
  * turn, as an engine's threads take a GEMV's adjacent panels (64 KiB of a
  * K = 2048 product, 256 KiB of K = 8192). On the 2-core Zen 3 guest the
- * groups taken in turn read 44-48 GB/s where contiguous parts read 34-41, and a
- * packed GEMV read 45 GB/s, "112%" of the contiguous parts' best.
+ * groups taken in turn read 44-48 GB/s where contiguous parts read
+ * 34-41, and a packed GEMV read 45 GB/s, "112%" of the contiguous parts'
+ * best.
  */
 static const unsigned int sweep_block[] = { 0, 64 << 10, 256 << 10 };
 #define SWEEP_LEN(a)	(sizeof(a) / sizeof(*(a)))
 #define SWEEP_NS	SWEEP_LEN(sweep_streams)
 #define SWEEP_NP	SWEEP_LEN(sweep_prefetch)
-#define SWEEP_COMBOS	(SWEEP_NS * SWEEP_NP * SWEEP_LEN(sweep_block))
-#define SWEEP_SHARING(n)	((n) / SWEEP_NS / SWEEP_NP)
-
 #define SWEEP_NB	SWEEP_LEN(sweep_block)
+#define SWEEP_COMBOS	(SWEEP_NS * SWEEP_NP * SWEEP_NB)
+#define SWEEP_SHARING(n)	((n) / SWEEP_NS / SWEEP_NP)
 
 /*
  * The swept memory of each page size (0: base pages, 1: huge), kept for
