@@ -44,6 +44,7 @@ RBLN_K(madd)(RBLN_K_VF *acc, RBLN_K_VF x, RBLN_K_VF y)
 static inline RBLN_OS_INLINE RBLN_K_ATTR RBLN_K_VF
 RBLN_K(i8_load)(const u8 *p)
 {
+	/* "= { 0 }" only because checkpatch reads a bare one as an extern. */
 	s64 wq __attribute__((vector_size(16))) = { 0 };
 	char q __attribute__((vector_size(16))) = { 0 };
 	u64 w;
