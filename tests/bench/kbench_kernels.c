@@ -353,10 +353,10 @@ void kb_decode_step(npu_device *dev, unsigned int rounds, double bw,
 			if (r)
 				sum[l] += bytes / t[l];
 		}
-		if (r)
+		if (r) {
 			*ratio += t[0] / t[1];
-		if (r)
 			sample(pw[r % 2], KB_SWEEP_BYTES);
+		}
 	}
 	*ratio /= rounds;
 	for (unsigned int l = 0; l < 2; l++) {

@@ -275,6 +275,12 @@ static double read_sweep(unsigned int threads, uint64_t bytes, int huge)
 	return best;
 }
 
+/* The measurements run on at most 16 threads (best_round()'s th[16]). */
+static unsigned int sweep_threads(unsigned int threads)
+{
+	return threads > 16 ? 16 : threads;
+}
+
 /*
  * Both page sizes: the device's memory may have either (shmem's huge
  * pages are the system's choice), and the faster is not always the huge
@@ -287,8 +293,7 @@ double kb_read_bandwidth(unsigned int threads, uint64_t bytes)
 {
 	double huge, base;
 
-	if (threads > 16)
-		threads = 16;
+	threads = sweep_threads(threads);
 	huge = read_sweep(threads, bytes, 1);
 	base = read_sweep(threads, bytes, 0);
 	return huge > base ? huge : base;
@@ -328,8 +333,7 @@ double kb_read_bandwidth_of(unsigned int threads, const void *mem,
 	double best = 0, t;
 	unsigned int sh;
 
-	if (threads > 16)
-		threads = 16;
+	threads = sweep_threads(threads);
 	/*
 	 * Each half in turn (still far larger than any last-level cache),
 	 * and each sharing's best combination in turn: which reads fastest
@@ -350,8 +354,7 @@ double kb_read_bandwidth_again(unsigned int threads, unsigned int passes)
 {
 	int huge;
 
-	if (threads > 16)
-		threads = 16;
+	threads = sweep_threads(threads);
 	huge = sweep_mem.huge[threads][best_sharing(threads)];
 	if (!sweep_mem.buf[huge])
 		return 0;
@@ -364,8 +367,7 @@ void kb_read_pattern(unsigned int threads, char *buf, size_t len)
 {
 	unsigned int n, sh;
 
-	if (threads > 16)
-		threads = 16;
+	threads = sweep_threads(threads);
 	sh = best_sharing(threads);
 	n = sweep_mem.combo[threads][sh];
 	if (sweep_block[sh])
@@ -458,8 +460,7 @@ static double chains_rate(void *(*fn)(void *), double flop_per_iter,
 	struct chains ch[16];
 	const uint64_t iters = 20000000;
 
-	if (threads > 16)
-		threads = 16;
+	threads = sweep_threads(threads);
 	for (unsigned int i = 0; i < threads; i++)
 		ch[i].iters = iters;
 	return threads * (double)iters * flop_per_iter /
