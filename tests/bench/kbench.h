@@ -44,6 +44,11 @@ double kb_read_bandwidth_of(unsigned int threads, const void *mem,
 double kb_read_bandwidth_again(unsigned int threads, unsigned int passes);
 /* That combination in words, into @buf of @len bytes. */
 void kb_read_pattern(unsigned int threads, char *buf, size_t len);
+/*
+ * Every combination of the first sweep for @threads (rbln-kbench -v): what
+ * a kernel's own pattern of streams, prefetch and sharing can read.
+ */
+void kb_print_sweep(unsigned int threads);
 const char *kb_load_width(void);
 /* float32 FMA throughput in FLOP/s of @threads threads, widest FMAs. */
 double kb_fma_peak(unsigned int threads);

@@ -191,6 +191,7 @@ static struct {
 	unsigned int combo[17][SWEEP_NB];
 	int huge[17][SWEEP_NB];
 	double rate[17][SWEEP_NB];
+	double each[17][2][SWEEP_COMBOS];
 } sweep_mem;
 
 /* @bytes of memory of huge pages (@huge) or base pages, every page touched. */
@@ -266,6 +267,8 @@ static double read_sweep(unsigned int threads, uint64_t bytes, int huge)
 		t = sweep_combo(threads, buf, bytes, n, 1, 3);
 		if (t > best)
 			best = t;
+		if (t > sweep_mem.each[threads][huge][n])
+			sweep_mem.each[threads][huge][n] = t;
 		if (t > sweep_mem.rate[threads][sh]) {
 			sweep_mem.rate[threads][sh] = t;
 			sweep_mem.combo[threads][sh] = n;
@@ -381,6 +384,36 @@ void kb_read_pattern(unsigned int threads, char *buf, size_t len)
 		 sweep_streams[n % SWEEP_NS] > 1 ? "s" : "",
 		 sweep_prefetch[n / SWEEP_NS % SWEEP_NP],
 		 sweep_mem.huge[threads][sh] ? "huge" : "base");
+}
+
+void kb_print_sweep(unsigned int threads)
+{
+	threads = sweep_threads(threads);
+	printf("\nthe read sweep with %u thread%s, each combination's best, GB/s (huge / base pages):\n",
+	       threads, threads > 1 ? "s" : "");
+	printf("  %-28s", "sharing \\ streams, prefetch");
+	for (unsigned int n = 0; n < SWEEP_NS * SWEEP_NP; n++)
+		printf(" %2u, %4u  ", sweep_streams[n % SWEEP_NS],
+		       sweep_prefetch[n / SWEEP_NS]);
+	printf("\n");
+	for (unsigned int sh = 0; sh < SWEEP_NB; sh++) {
+		char name[32];
+
+		if (sweep_block[sh])
+			snprintf(name, sizeof(name), "%u KiB blocks in turn",
+				 sweep_block[sh] >> 10);
+		else
+			snprintf(name, sizeof(name), "a contiguous part each");
+		printf("  %-28s", name);
+		for (unsigned int n = 0; n < SWEEP_NS * SWEEP_NP; n++) {
+			unsigned int c = sh * SWEEP_NS * SWEEP_NP + n;
+
+			printf(" %5.1f/%-5.1f",
+			       sweep_mem.each[threads][1][c] / 1e9,
+			       sweep_mem.each[threads][0][c] / 1e9);
+		}
+		printf("\n");
+	}
 }
 
 struct chains {

@@ -6,7 +6,7 @@
  *
  *   rbln-kbench [-e engines] [-d devices for the all-reduce] [-t threads]
  *               [-m rows,rows,...] [-s KxN,KxN,...]
- *               [-k matmul,attention,allreduce,step]
+ *               [-k matmul,attention,allreduce,step] [-v]
  *
  * Memory bandwidth, float32 FMA peak and the bfloat16 peaks (vdpbf16ps,
  * AMX tiles; where the CPU has them) with 1 and 2 threads (more with -t), then
@@ -33,7 +33,9 @@
  * step (never by default: 5 GB of weights) runs a 1B-shape decode step's
  * 65 GEMVs in the spaced and the packed16 panels, alternating, and prints
  * both rates and their ratio: the figure rbln-compile's --weight-layout
- * auto rests on.
+ * auto rests on. -v also prints every combination of the first read
+ * sweep at the kernels' thread count: what a kernel's own pattern (a
+ * GEMV reads four streams a thread, 2 KiB prefetched on Intel) can read.
  */
 #include <getopt.h>
 #include <stdbool.h>
@@ -361,9 +363,10 @@ int main(int argc, char **argv)
 	unsigned int nr = 0, groups = KB_MATMUL | KB_ATTENTION | KB_ALLREDUCE;
 	npu_device *dev[64];
 	npu_context *ctx;
+	bool verbose = false;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "e:d:t:m:s:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "e:d:t:m:s:k:v")) != -1) {
 		switch (opt) {
 		case 'e':
 			engines = (unsigned int)atoi(optarg);
@@ -389,8 +392,11 @@ int main(int argc, char **argv)
 			if (!groups)
 				return 2;
 			break;
+		case 'v':
+			verbose = true;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-e engines] [-d devices] [-t threads] [-m rows,...] [-s KxN,...] [-k groups]\n",
+			fprintf(stderr, "usage: %s [-e engines] [-d devices] [-t threads] [-m rows,...] [-s KxN,...] [-k groups] [-v]\n",
 				argv[0]);
 			return 2;
 		}
@@ -483,6 +489,8 @@ int main(int argc, char **argv)
 	 */
 	measure_limits(threads, &l, true);
 	print_limits(threads, &l);
+	if (verbose)
+		kb_print_sweep(lim);
 	printf("\nkernels (CPU variant %s) on one emulated device with %u engine%s (limits: %u thread%s)\n",
 	       variant ? variant : "auto", info.num_engines,
 	       info.num_engines > 1 ? "s" : "", lim, lim > 1 ? "s" : "");
