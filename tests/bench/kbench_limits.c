@@ -365,6 +365,16 @@ double kb_read_bandwidth_again(unsigned int threads, unsigned int passes)
 				    sweep_mem.bytes[huge], passes);
 }
 
+/* Sharing @sh (an index of sweep_block[]) in words, into @buf of @len bytes. */
+static void sharing_name(unsigned int sh, char *buf, size_t len)
+{
+	if (sweep_block[sh])
+		snprintf(buf, len, "%u KiB blocks taken in turn",
+			 sweep_block[sh] >> 10);
+	else
+		snprintf(buf, len, "a contiguous part each");
+}
+
 /* How kb_read_bandwidth()'s best combination for @threads reads. */
 void kb_read_pattern(unsigned int threads, char *buf, size_t len)
 {
@@ -373,11 +383,7 @@ void kb_read_pattern(unsigned int threads, char *buf, size_t len)
 	threads = sweep_threads(threads);
 	sh = best_sharing(threads);
 	n = sweep_mem.combo[threads][sh];
-	if (sweep_block[sh])
-		snprintf(buf, len, "%u KiB blocks taken in turn",
-			 sweep_block[sh] >> 10);
-	else
-		snprintf(buf, len, "a contiguous part each");
+	sharing_name(sh, buf, len);
 	snprintf(buf + strlen(buf), len - strlen(buf),
 		 ", %u stream%s, prefetch %u, %s pages",
 		 sweep_streams[n % SWEEP_NS],
@@ -397,13 +403,9 @@ void kb_print_sweep(unsigned int threads)
 		       sweep_prefetch[n / SWEEP_NS]);
 	printf("\n");
 	for (unsigned int sh = 0; sh < SWEEP_NB; sh++) {
-		char name[32];
+		char name[48];
 
-		if (sweep_block[sh])
-			snprintf(name, sizeof(name), "%u KiB blocks in turn",
-				 sweep_block[sh] >> 10);
-		else
-			snprintf(name, sizeof(name), "a contiguous part each");
+		sharing_name(sh, name, sizeof(name));
 		printf("  %-28s", name);
 		for (unsigned int n = 0; n < SWEEP_NS * SWEEP_NP; n++) {
 			unsigned int c = sh * SWEEP_NS * SWEEP_NP + n;
