@@ -167,10 +167,12 @@ static const unsigned int sweep_prefetch[] = { 0, 2048, 4096 };
  * How the threads share the memory: 0, each its own contiguous part;
  * else groups of that many bytes per stream, taken by the threads in
  * turn, as an engine's threads take a GEMV's adjacent panels (64 KiB of a
- * K = 2048 product, 256 KiB of K = 8192). On the 2-core Zen 3 guest the
- * groups taken in turn read 44-48 GB/s where contiguous parts read
- * 34-41, and a packed GEMV read 45 GB/s, "112%" of the contiguous parts'
- * best.
+ * K = 2048 product, 256 KiB of K = 8192), so that a kernel reading that
+ * way is held to a limit that reads that way too. On
+ * the 2-core Zen 3 guest a packed GEMV read "112%" of the contiguous
+ * parts' best; that was with the sweep before 67bdb3f, whose chains sat
+ * on the stack and read 10-20% under the machine, and the 2-core Zen 5
+ * still reads the blocks taken in turn fastest in some cells (-v).
  */
 static const unsigned int sweep_block[] = { 0, 64 << 10, 256 << 10 };
 #define SWEEP_LEN(a)	(sizeof(a) / sizeof(*(a)))
@@ -322,12 +324,14 @@ static unsigned int best_sharing(unsigned int threads)
  * the sweep's. Half passes, more of them than the kernel's runs: a
  * shorter sample meets a moment's peak more often than a kernel's longer
  * run does, so that the limit, not the kernel, holds the best moments of
- * a drifting bandwidth. A shared host's bandwidth drifts by 10-15% within
- * a minute on the 2-core Zen 5 guest and peaks for moments: a best of
- * three rounds of three passes (3 GiB each) before the kernels, against
+ * a drifting bandwidth: a shared host's bandwidth drifts by 10-15%
+ * within a minute on the 2-core Zen 5 guest and peaks for moments. A
+ * best of three rounds of three passes before the kernels only, against
  * a kernel's best of eight 1 GiB runs, let a GEMV read up to 138% of
- * this "limit" there; on the 2-core Zen 3 guest one full pass after each
- * kernel still let it read 101-112%.
+ * that "limit" there, and one full pass after each kernel 101-112% on
+ * the 2-core Zen 3; both with the sweep before 67bdb3f, which read 10-20%
+ * under the machine, so part of those margins was the sweep's own. Since
+ * then no kernel has read above the limit (Documentation/benchmark-log.md).
  */
 double kb_read_bandwidth_of(unsigned int threads, const void *mem,
 			    uint64_t bytes, unsigned int passes)
