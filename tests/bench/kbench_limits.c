@@ -184,15 +184,12 @@ static const unsigned int sweep_block[] = { 0, 64 << 10, 256 << 10 };
 
 /*
  * The swept memory of each page size (0: base pages, 1: huge), kept for
- * kb_read_bandwidth_again(), and each thread count's best combination of
- * each way of sharing (sweep_block[]) with its page size and rate.
+ * kb_read_bandwidth_again(), and each thread count's best rate of each
+ * combination on each page size (sharing_best() picks from them).
  */
 static struct {
 	char *buf[2];
 	uint64_t bytes[2];
-	unsigned int combo[17][SWEEP_NB];
-	int huge[17][SWEEP_NB];
-	double rate[17][SWEEP_NB];
 	double each[17][2][SWEEP_COMBOS];
 } sweep_mem;
 
@@ -264,18 +261,11 @@ static double read_sweep(unsigned int threads, uint64_t bytes, int huge)
 	double best = 0, t;
 
 	for (unsigned int n = 0; n < SWEEP_COMBOS; n++) {
-		unsigned int sh = SWEEP_SHARING(n);
-
 		t = sweep_combo(threads, buf, bytes, n, 1, 3);
 		if (t > best)
 			best = t;
 		if (t > sweep_mem.each[threads][huge][n])
 			sweep_mem.each[threads][huge][n] = t;
-		if (t > sweep_mem.rate[threads][sh]) {
-			sweep_mem.rate[threads][sh] = t;
-			sweep_mem.combo[threads][sh] = n;
-			sweep_mem.huge[threads][sh] = huge;
-		}
 	}
 	return best;
 }
@@ -304,13 +294,38 @@ double kb_read_bandwidth(unsigned int threads, uint64_t bytes)
 	return huge > base ? huge : base;
 }
 
+/*
+ * The best combination of sharing @sh (an index of sweep_block[]) for
+ * @threads: its rate, its index into sweep_mem.each[] in @combo and its
+ * page size in @huge.
+ */
+static double sharing_best(unsigned int threads, unsigned int sh,
+			   unsigned int *combo, int *huge)
+{
+	const unsigned int per = SWEEP_NS * SWEEP_NP;
+	double best = -1;
+
+	*combo = sh * per;
+	*huge = 1;
+	for (unsigned int n = sh * per; n < (sh + 1) * per; n++)
+		for (int h = 1; h >= 0; h--)
+			if (sweep_mem.each[threads][h][n] > best) {
+				best = sweep_mem.each[threads][h][n];
+				*combo = n;
+				*huge = h;
+			}
+	return best;
+}
+
 /* The sharing of @threads' best rate (an index of sweep_block[]). */
 static unsigned int best_sharing(unsigned int threads)
 {
-	unsigned int sh = 0;
+	unsigned int sh = 0, n;
+	int huge;
 
 	for (unsigned int i = 1; i < SWEEP_NB; i++)
-		if (sweep_mem.rate[threads][i] > sweep_mem.rate[threads][sh])
+		if (sharing_best(threads, i, &n, &huge) >
+		    sharing_best(threads, sh, &n, &huge))
 			sh = i;
 	return sh;
 }
@@ -338,7 +353,8 @@ double kb_read_bandwidth_of(unsigned int threads, const void *mem,
 {
 	uint64_t half = bytes / 2 / 4096 * 4096;
 	double best = 0, t;
-	unsigned int sh;
+	unsigned int n;
+	int huge;
 
 	threads = sweep_threads(threads);
 	/*
@@ -348,9 +364,9 @@ double kb_read_bandwidth_of(unsigned int threads, const void *mem,
 	 * behind by a kernel later.
 	 */
 	for (unsigned int i = 0; i < passes; i++) {
-		sh = i / 2 % SWEEP_NB;
+		sharing_best(threads, i / 2 % SWEEP_NB, &n, &huge);
 		t = sweep_combo(threads, (const char *)mem + i % 2 * half, half,
-				sweep_mem.combo[threads][sh], 1, 1);
+				n, 1, 1);
 		if (t > best)
 			best = t;
 	}
@@ -359,10 +375,11 @@ double kb_read_bandwidth_of(unsigned int threads, const void *mem,
 
 double kb_read_bandwidth_again(unsigned int threads, unsigned int passes)
 {
+	unsigned int n;
 	int huge;
 
 	threads = sweep_threads(threads);
-	huge = sweep_mem.huge[threads][best_sharing(threads)];
+	sharing_best(threads, best_sharing(threads), &n, &huge);
 	if (!sweep_mem.buf[huge])
 		return 0;
 	return kb_read_bandwidth_of(threads, sweep_mem.buf[huge],
@@ -383,17 +400,18 @@ static void sharing_name(unsigned int sh, char *buf, size_t len)
 void kb_read_pattern(unsigned int threads, char *buf, size_t len)
 {
 	unsigned int n, sh;
+	int huge;
 
 	threads = sweep_threads(threads);
 	sh = best_sharing(threads);
-	n = sweep_mem.combo[threads][sh];
+	sharing_best(threads, sh, &n, &huge);
 	sharing_name(sh, buf, len);
 	snprintf(buf + strlen(buf), len - strlen(buf),
 		 ", %u stream%s, prefetch %u, %s pages",
 		 sweep_streams[n % SWEEP_NS],
 		 sweep_streams[n % SWEEP_NS] > 1 ? "s" : "",
 		 sweep_prefetch[n / SWEEP_NS % SWEEP_NP],
-		 sweep_mem.huge[threads][sh] ? "huge" : "base");
+		 huge ? "huge" : "base");
 }
 
 void kb_print_sweep(unsigned int threads)
