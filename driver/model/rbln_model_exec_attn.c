@@ -38,33 +38,6 @@
 #define RBLN_MODEL_ATTN_PART_FMA	0x10000ULL
 
 /**
- * rbln_model_attn_prefetch() - how far ahead a head-major cache's key and
- *	value runs are prefetched, and into which cache
- * @l2: out: into L2 (prefetcht1) rather than L1
- *
- * The runs are read between bursts of arithmetic (scores, exponentials,
- * the weighted values), which leave the hardware's prefetchers behind on
- * both vendors, unlike a GEMV's steady streams (rbln_model_prefetch_bytes()).
- * Measured with rbln-kbench (ctx 4096, 8 KV heads, GB/s). On the Sapphire
- * Rapids guest (16 engines) 2 KiB ahead into L1 held its own against 1 and
- * 4 KiB, and into L2 at 4 or 8 KiB was no better (batch 1: 55.0-60.7
- * against 57.6-60.2, Documentation/benchmark-log.md, 12:00 section). On the
- * 2-core Zen 5 into L1, four rounds alternating, batch 8 read 21.7-22.6
- * and batch 1 21.3-22.6 at 2 KiB against 19.8-21.1 and 18.1-20.9 without;
- * into L2 at 4 KiB, ten rounds alternating with L1 at 2 KiB, batch 1 read
- * 19.4-23.3 (mean 22.1) against 12.4-21.6 (19.7), batch 8 alike (mean
- * 20.2 against 20.6, one round at 14.8), and one engine alone 12.3-12.5
- * against 11.6-11.9 (three rounds).
- *
- * Return: the distance in bytes.
- */
-static u32 rbln_model_attn_prefetch(bool *l2)
-{
-	*l2 = !rbln_os_cpu_is_intel();
-	return *l2 ? 4096U : 2048U;
-}
-
-/**
  * rbln_model_attn_seq() - read and check sequence descriptor @s
  * @at: the command
  * @s: the sequence, below @at->nseqs
@@ -365,8 +338,6 @@ int rbln_model_exec_attention(const struct rbln_isa_attention *c,
 	if (!at.out || !at.q || !at.k_cache || !at.v_cache || !at.seqs ||
 	    !at.tables || !at.work)
 		return -RBLN_EIO;
-	if (head_major)
-		at.prefetch = rbln_model_attn_prefetch(&at.prefetch_l2);
 	rbln_model_attn_work(&at, &load);
 	rbln_model_attn_groups(&at, env->engines, &load);
 	/*

@@ -48,6 +48,23 @@
  */
 #define RBLN_MODEL_ATTN_TILE		32U
 
+/*
+ * Bytes ahead each key and value of ATTENTION is prefetched into L2
+ * (prefetcht1), in both cache layouts and on every CPU: a constant, so a
+ * token's prefetches are one instruction each, where a distance and a
+ * cache chosen per CPU at run time cost a branch per token. Measured with
+ * rbln-kbench (ctx 4096, 8 KV heads of 64, bf16, GB/s) on the 2-core Zen
+ * 5, three rounds alternating, head-major batch 8 / batch 1 / token-major
+ * batch 8: one engine 16.8-17.4 / 16.6-17.3 / 9.1-9.8 against 15.5-16.1 /
+ * 14.1-15.5 / 7.4-8.7 with the run-time choice (4 KiB into L2 there, and
+ * no prefetch for token-major caches), two engines 27.9-29.4 / 27.7-29.3 /
+ * 16.5-17.7 against 25.9-29.7 / 26.1-29.1 / 12.8-14.6 (2026-12-08). The
+ * run-time choice was 2 KiB into L1 on Intel: on the 16-core Sapphire
+ * Rapids 0 to 8 KiB into L1 or L2 read within the noise of one call
+ * (55-66 GB/s, 16 engines); 8 and 16 KiB on the Zen 5 no better than 4.
+ */
+#define RBLN_MODEL_ATTN_PREFETCH	4096U
+
 /* Largest number of operands of one command (ATTENTION). */
 #define RBLN_MODEL_MAX_OPERANDS		7
 
@@ -252,9 +269,6 @@ struct rbln_model_mm {
  * @block_bytes: bytes of one cache block
  * @token_bytes: bytes from one token of a head to the next in a block
  * @head_bytes: bytes from one KV head of a token to the next
- * @prefetch: bytes ahead of a head-major run to prefetch, 0 for none
- *	(rbln_model_attn_prefetch())
- * @prefetch_l2: prefetch those bytes into L2 (prefetcht1), else into L1
  */
 struct rbln_model_attn {
 	const struct rbln_isa_attention *cmd;
@@ -279,8 +293,6 @@ struct rbln_model_attn {
 	u64 block_bytes;
 	u64 token_bytes;
 	u64 head_bytes;
-	u32 prefetch;
-	bool prefetch_l2;
 };
 
 /**

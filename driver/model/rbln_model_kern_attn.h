@@ -26,9 +26,10 @@
  * token t) from a transposing tree of sums (rbln_k_attn_dots()); the
  * maximum, the exponentials and the rescale follow per tile; then each
  * token's values are loaded once for all heads into outputs held in
- * registers (rbln_k_attn_values()). Runs of a head-major cache are
- * prefetched &rbln_model_attn.prefetch bytes ahead (into L2 on AMD, L1 on
- * Intel): the hardware's prefetchers stop at each 4 KiB page of the runs.
+ * registers (rbln_k_attn_values()). Each key and value is prefetched
+ * RBLN_MODEL_ATTN_PREFETCH bytes ahead into L2: the hardware's prefetchers
+ * stop at each 4 KiB page of a head-major run, and fall behind the reads
+ * between the bursts of arithmetic.
  *
  * Both cache layouts are read by the same code through three strides
  * (&struct rbln_model_attn): a token's place in a tile is
@@ -155,14 +156,14 @@ RBLN_K(tile_offsets)(const struct rbln_model_attn *at,
 	return 0;
 }
 
-/* Asks for the line at @p of a head-major run, into L2 or L1. */
+/*
+ * Asks for the line RBLN_MODEL_ATTN_PREFETCH bytes after @p, a line of a
+ * key or value about to be loaded, into L2.
+ */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
-RBLN_K(run_prefetch)(const u8 *p, bool l2)
+RBLN_K(run_prefetch)(const u8 *p)
 {
-	if (l2)
-		__builtin_prefetch(p, 0, 2);
-	else
-		__builtin_prefetch(p);
+	__builtin_prefetch(p + RBLN_MODEL_ATTN_PREFETCH, 0, 2);
 }
 
 /*
@@ -197,8 +198,6 @@ RBLN_K(tile_prefetch)(const struct rbln_model_attn *at, const u64 *off,
  * @nh: heads, 1 to RBLN_K_AH, a constant where inlined
  * @nt: tokens, 1 to RBLN_K_W
  * @nv: vectors, 1 to RBLN_K_AV, a constant where inlined
- * @pf: bytes ahead to prefetch each token's keys, 0 for none
- * @l2: prefetch them into L2 rather than L1
  * @dtype: the caches' type, a constant where inlined
  *
  * Each token's key is loaded once for all heads; a head's products are one
@@ -209,8 +208,7 @@ RBLN_K(tile_prefetch)(const struct rbln_model_attn *at, const u64 *off,
  */
 static inline RBLN_OS_INLINE RBLN_K_ATTR void
 RBLN_K(attn_dots)(const u8 *k, const u64 *off, const float *const *q,
-		  RBLN_K_VF *s, u32 nh, u32 nt, u32 nv, u32 pf, bool l2,
-		  u32 dtype)
+		  RBLN_K_VF *s, u32 nh, u32 nt, u32 nv, u32 dtype)
 {
 	u32 es = rbln_model_dtype_size(dtype) * RBLN_K_W;
 	RBLN_K_VF pend[RBLN_K_AH][RBLN_K_LEVELS] RBLN_OS_UNINIT;
@@ -231,11 +229,9 @@ RBLN_K(attn_dots)(const u8 *k, const u64 *off, const float *const *q,
 		for (j = 0; j < nh; j++)
 			acc[j] = RBLN_K(zero)();
 		if (t < nt) {
-			if (pf)
 #pragma GCC unroll 4
-				for (i = 0; i < nv * es; i += 64)
-					RBLN_K(run_prefetch)(k + off[t] + i +
-							     pf, l2);
+			for (i = 0; i < nv * es; i += 64)
+				RBLN_K(run_prefetch)(k + off[t] + i);
 #pragma GCC unroll 4
 			for (i = 0; i < nv; i++) {
 				kv = RBLN_K(cache_load)(k + off[t] + i * es,
@@ -275,9 +271,9 @@ RBLN_K(attn_dots)(const u8 *k, const u64 *off, const float *const *q,
 #define RBLN_K_ATTN_D1_FN(name, dtype)					\
 static RBLN_OS_NOINLINE RBLN_K_ATTR void				\
 RBLN_K(name)(const u8 *k, const u64 *off, const float *const *q,	\
-	     RBLN_K_VF *s, u32 nh, u32 nt, u32 pf, bool l2)		\
+	     RBLN_K_VF *s, u32 nh, u32 nt)				\
 {									\
-	RBLN_K(attn_dots)(k, off, q, s, nh, nt, 1, pf, l2, dtype);	\
+	RBLN_K(attn_dots)(k, off, q, s, nh, nt, 1, dtype);		\
 }
 
 RBLN_K_ATTN_D1_FN(attn_dots1_bf16, RBLN_DTYPE_BF16)
@@ -325,20 +321,16 @@ RBLN_K(attn_scores)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
 		nv = d + RBLN_K_AV * RBLN_K_W <= c->head_dim ? RBLN_K_AV : 1;
 		if (nv == RBLN_K_AV)
 			RBLN_K(attn_dots)(k + d * es, off, qd, part, nh, nt,
-					  RBLN_K_AV, at->prefetch,
-					  at->prefetch_l2, dtype);
+					  RBLN_K_AV, dtype);
 		else if (dtype == RBLN_DTYPE_BF16)
 			RBLN_K(attn_dots1_bf16)(k + d * es, off, qd, part, nh,
-						nt, at->prefetch,
-						at->prefetch_l2);
+						nt);
 		else if (dtype == RBLN_DTYPE_F16)
 			RBLN_K(attn_dots1_f16)(k + d * es, off, qd, part, nh,
-					       nt, at->prefetch,
-					       at->prefetch_l2);
+					       nt);
 		else
 			RBLN_K(attn_dots1_f32)(k + d * es, off, qd, part, nh,
-					       nt, at->prefetch,
-					       at->prefetch_l2);
+					       nt);
 #pragma GCC unroll 4
 		for (j = 0; j < nh; j++)
 			s[j] = d ? s[j] + part[j] : part[j];
@@ -404,11 +396,8 @@ RBLN_K(attn_values)(const struct rbln_model_attn *at, const u64 *off, u64 ho,
 		}
 	}
 	for (t = 0; t < nt; t++) {
-		if (at->prefetch)
-			for (i = 0; i < nv * es; i += 64)
-				RBLN_K(run_prefetch)(v + off[t] + i +
-						     at->prefetch,
-						     at->prefetch_l2);
+		for (i = 0; i < nv * es; i += 64)
+			RBLN_K(run_prefetch)(v + off[t] + i);
 #pragma GCC unroll 4
 		for (i = 0; eo && i < nv; i += 2) {
 			/* 2W bf16: the even ones << 16, the odd ones masked. */
