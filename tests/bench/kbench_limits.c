@@ -317,16 +317,26 @@ static double sharing_best(unsigned int threads, unsigned int sh,
 	return best;
 }
 
-/* The sharing of @threads' best rate (an index of sweep_block[]). */
-static unsigned int best_sharing(unsigned int threads)
+/*
+ * The sharing of @threads' best rate (an index of sweep_block[]), with
+ * that rate's combination in @combo and page size in @huge.
+ */
+static unsigned int best_sharing(unsigned int threads, unsigned int *combo,
+				 int *huge)
 {
 	unsigned int sh = 0, n;
-	int huge;
+	double best = sharing_best(threads, 0, combo, huge), t;
+	int h;
 
-	for (unsigned int i = 1; i < SWEEP_NB; i++)
-		if (sharing_best(threads, i, &n, &huge) >
-		    sharing_best(threads, sh, &n, &huge))
+	for (unsigned int i = 1; i < SWEEP_NB; i++) {
+		t = sharing_best(threads, i, &n, &h);
+		if (t > best) {
+			best = t;
 			sh = i;
+			*combo = n;
+			*huge = h;
+		}
+	}
 	return sh;
 }
 
@@ -379,7 +389,7 @@ double kb_read_bandwidth_again(unsigned int threads, unsigned int passes)
 	int huge;
 
 	threads = sweep_threads(threads);
-	sharing_best(threads, best_sharing(threads), &n, &huge);
+	best_sharing(threads, &n, &huge);
 	if (!sweep_mem.buf[huge])
 		return 0;
 	return kb_read_bandwidth_of(threads, sweep_mem.buf[huge],
@@ -403,8 +413,7 @@ void kb_read_pattern(unsigned int threads, char *buf, size_t len)
 	int huge;
 
 	threads = sweep_threads(threads);
-	sh = best_sharing(threads);
-	sharing_best(threads, sh, &n, &huge);
+	sh = best_sharing(threads, &n, &huge);
 	sharing_name(sh, buf, len);
 	snprintf(buf + strlen(buf), len - strlen(buf),
 		 ", %u stream%s, prefetch %u, %s pages",
